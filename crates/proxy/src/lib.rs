@@ -1,1 +1,19 @@
-//! placeholder
+//! lokivl: Loki's HTTP API served on top of VictoriaLogs.
+//!
+//! A request flows parse → plan → backend → decode → encode: the LogQL text
+//! is parsed by [`logql_parser`], lowered to a typed LogsQL plan by
+//! [`logsql_ast`], sent to VictoriaLogs by [`backend`], and the NDJSON answer
+//! is decoded ([`ndjson`]) and written as Loki JSON ([`encode`]).
+
+pub mod app;
+pub mod backend;
+pub mod config;
+pub mod direction;
+pub mod encode;
+pub mod error;
+pub mod eval;
+pub mod handler;
+pub mod labels;
+pub mod metrics;
+pub mod ndjson;
+pub mod params;

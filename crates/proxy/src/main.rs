@@ -1,1 +1,2 @@
+//! The `lokivl` binary. TODO(proxy-http helper)
 fn main() {}

@@ -1,0 +1,1 @@
+//! TODO(proxy-http helper)
