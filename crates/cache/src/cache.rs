@@ -1,0 +1,231 @@
+//! The cache itself: lookup, coalesced fill, byte bound and per-entry TTL.
+
+use std::{future::Future, sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use moka::{Expiry, notification::RemovalCause};
+
+use crate::{
+    entry::{Entry, Fetched},
+    error::Error,
+    key::CacheKey,
+    stats::{Counters, Stats},
+};
+
+/// Sizing for a [`Cache`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Upper bound on stored bytes (bodies plus keys). Entries heavier than
+    /// this are served to their callers but not kept.
+    pub max_bytes: u64,
+}
+
+/// How a call to [`Cache::get_or_fetch`] was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// A stored, unexpired entry was returned.
+    Hit,
+    /// This call ran the fetch.
+    Miss,
+    /// Another call was already fetching this key; this call waited for it.
+    Coalesced,
+}
+
+/// A body returned by [`Cache::get_or_fetch`] and how it was obtained.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lookup {
+    /// The response body.
+    pub body: Bytes,
+    /// Whether it came from the cache, this call's fetch or a shared fetch.
+    pub outcome: Outcome,
+}
+
+/// A byte-bounded response cache in which concurrent misses on one key share
+/// one fetch.
+///
+/// Cloning is cheap and clones share storage and counters.
+#[derive(Clone)]
+pub struct Cache {
+    inner: moka::future::Cache<CacheKey, Entry>,
+    counters: Arc<Counters>,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+/// Reads each entry's own TTL, so historical responses can live long while
+/// responses touching "now" expire quickly.
+struct PerEntryTtl;
+
+impl Expiry<CacheKey, Entry> for PerEntryTtl {
+    fn expire_after_create(
+        &self,
+        _key: &CacheKey,
+        value: &Entry,
+        _created_at: std::time::Instant,
+    ) -> Option<Duration> {
+        Some(value.ttl)
+    }
+
+    fn expire_after_update(
+        &self,
+        _key: &CacheKey,
+        value: &Entry,
+        _updated_at: std::time::Instant,
+        _duration_until_expiry: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(value.ttl)
+    }
+}
+
+impl Cache {
+    /// Creates an empty cache bounded to `settings.max_bytes`.
+    pub fn new(settings: Settings) -> Self {
+        let counters = Arc::new(Counters::default());
+        let listener_counters = Arc::clone(&counters);
+        let inner = moka::future::Cache::builder()
+            .max_capacity(settings.max_bytes)
+            // moka weights are u32: a body over 4 GiB saturates, which still
+            // exceeds any sane bound and is therefore not kept.
+            .weigher(|key: &CacheKey, value: &Entry| {
+                u32::try_from(key.weight().saturating_add(value.body.len())).unwrap_or(u32::MAX)
+            })
+            .expire_after(PerEntryTtl)
+            .eviction_listener(move |_key, _value, cause| match cause {
+                RemovalCause::Size => Counters::bump(&listener_counters.evictions),
+                RemovalCause::Expired => Counters::bump(&listener_counters.expirations),
+                RemovalCause::Explicit | RemovalCause::Replaced => {}
+            })
+            .build();
+        Self { inner, counters }
+    }
+
+    /// Returns the cached body for `key`, or runs `fetch` to produce and store
+    /// it.
+    ///
+    /// Concurrent calls for one missing key run **one** fetch; the others wait
+    /// and receive the same body or the same error ([`Outcome::Coalesced`]).
+    /// Their own `fetch` futures are dropped without being polled. Errors are
+    /// not cached.
+    ///
+    /// The fill (moka's `try_get_with` and the fetch inside it) runs in a
+    /// spawned task. If the caller that started it is dropped, for example
+    /// because its client disconnected, the fill carries on: waiters keep
+    /// waiting on it rather than starting a second upstream call, and the
+    /// result is still stored. (Spawning only the fetch inside `init` would
+    /// not be enough: dropping the leader would still release moka's
+    /// in-flight slot and the next waiter would fetch again.)
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Fetch`] with the fetch's error, shared by all coalesced
+    /// callers; [`Error::FillPanicked`] if the fetch panicked;
+    /// [`Error::FillCancelled`] if the runtime is shutting down.
+    ///
+    /// # Panics
+    ///
+    /// Panics if called outside a Tokio runtime, as [`tokio::spawn`] does.
+    pub async fn get_or_fetch<F, E>(&self, key: CacheKey, fetch: F) -> Result<Lookup, Error<E>>
+    where
+        F: Future<Output = Result<Fetched, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        if let Some(entry) = self.inner.get(&key).await {
+            Counters::bump(&self.counters.hits);
+            return Ok(Lookup {
+                body: entry.body,
+                outcome: Outcome::Hit,
+            });
+        }
+
+        let inner = self.inner.clone();
+        let counters = Arc::clone(&self.counters);
+        let fill = tokio::spawn(async move {
+            let mut ran_fetch = false;
+            let init = async {
+                ran_fetch = true;
+                Counters::bump(&counters.misses);
+                match fetch.await {
+                    Ok(fetched) => Ok(Entry::from(fetched)),
+                    Err(e) => {
+                        Counters::bump(&counters.fetch_errors);
+                        Err(Error::Fetch(Arc::new(e)))
+                    }
+                }
+            };
+            let result = inner.try_get_with(key, init).await;
+            if !ran_fetch {
+                Counters::bump(&counters.coalesced);
+            }
+            (result, ran_fetch)
+        });
+
+        match fill.await {
+            Ok((Ok(entry), ran_fetch)) => Ok(Lookup {
+                body: entry.body,
+                outcome: if ran_fetch {
+                    Outcome::Miss
+                } else {
+                    Outcome::Coalesced
+                },
+            }),
+            Ok((Err(shared), _)) => Err((*shared).clone()),
+            Err(join) if join.is_panic() => {
+                Counters::bump(&self.counters.fetch_errors);
+                Err(Error::FillPanicked)
+            }
+            Err(_) => Err(Error::FillCancelled),
+        }
+    }
+
+    /// Returns the cached body for `key` without fetching; counts as a hit
+    /// when found and is not counted otherwise.
+    pub async fn get(&self, key: &CacheKey) -> Option<Bytes> {
+        let entry = self.inner.get(key).await?;
+        Counters::bump(&self.counters.hits);
+        Some(entry.body)
+    }
+
+    /// Stores `fetched` under `key`, replacing any previous entry.
+    pub async fn insert(&self, key: CacheKey, fetched: Fetched) {
+        self.inner.insert(key, Entry::from(fetched)).await;
+    }
+
+    /// Removes every entry, for example after a configuration reload.
+    pub fn invalidate_all(&self) {
+        self.inner.invalidate_all();
+    }
+
+    /// Applies pending inserts, evictions and expirations now.
+    ///
+    /// moka does this housekeeping lazily on later calls; call this before
+    /// reading [`Stats::entries`] or [`Stats::weighted_bytes`] when an exact
+    /// figure matters (tests, a `/metrics` scrape).
+    pub async fn run_pending_tasks(&self) {
+        self.inner.run_pending_tasks().await;
+    }
+
+    /// Entries currently stored (eventually consistent).
+    pub fn entry_count(&self) -> u64 {
+        self.inner.entry_count()
+    }
+
+    /// Bytes currently stored, bodies plus keys (eventually consistent).
+    pub fn weighted_bytes(&self) -> u64 {
+        self.inner.weighted_size()
+    }
+
+    /// Copies all counters and gauges.
+    pub fn stats(&self) -> Stats {
+        self.counters
+            .snapshot(self.inner.entry_count(), self.inner.weighted_size())
+    }
+}
+
+#[cfg(test)]
+mod tests;
