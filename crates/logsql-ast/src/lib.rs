@@ -1,66 +1,38 @@
-//! Typed LogsQL and the lowering of a LogQL AST into a plan.
+//! Typed LogsQL and the lowering of a LogQL AST into a plan for VictoriaLogs.
 //!
-//! STUB: the lowering helper replaces this file; the signatures below are the
-//! contract the proxy codes against.
+//! [`Filter`] and [`Pipe`] model the LogsQL the proxy sends; their `Display`
+//! prints valid LogsQL with every string and field name quoted. [`lower_log`]
+//! turns a LogQL log query into a [`LogPlan`] with Loki's semantics, or refuses
+//! with [`LowerError::Unsupported`] rather than approximating.
+//!
+//! ```
+//! use logql_parser::{LineFilter, LineFilterOp, LineFilterValue, LogExpr, MatchOp, Matcher, Selector, Stage};
+//!
+//! let expr = LogExpr {
+//!     selector: Selector {
+//!         matchers: vec![Matcher { name: "app".into(), op: MatchOp::Eq, value: "api".into() }],
+//!     },
+//!     pipeline: vec![Stage::LineFilter(LineFilter {
+//!         op: LineFilterOp::Contains,
+//!         values: vec![LineFilterValue::Literal("[ERROR]".into())],
+//!     })],
+//! };
+//! let plan = logsql_ast::lower_log(&expr).unwrap();
+//! assert_eq!(plan.query.to_string(), r#"{app="api"} and _msg:~"\\[ERROR\\]""#);
+//! ```
 
-use std::fmt;
+mod error;
+mod filter;
+mod lower;
+mod pipe;
+mod plan;
+mod query;
+mod quote;
 
-/// A LogsQL query: a filter followed by pipes. `Display` prints valid LogsQL.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Query {
-    /// Placeholder text until the typed filter lands.
-    pub text: String,
-    /// Pipes appended after the filter, in order.
-    pub pipes: Vec<Pipe>,
-}
-
-/// A LogsQL pipe the proxy may append (sort, limit).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Pipe {
-    /// `| sort by (_time desc) limit N`
-    Sort {
-        /// Fields with `true` for descending.
-        by: Vec<(String, bool)>,
-        /// Optional top-N limit.
-        limit: Option<u64>,
-    },
-    /// `| limit N`
-    Limit(u64),
-}
-
-impl fmt::Display for Query {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
-/// What VictoriaLogs computes for a log query, and what the proxy must know to answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LogPlan {
-    /// The LogsQL sent to `/select/logsql/query`.
-    pub query: Query,
-    /// Fields whose names start with this prefix are parser output (Loki's `parsed` labels).
-    pub parsed_prefix: Option<&'static str>,
-}
-
-/// Why a LogQL expression cannot be lowered.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum LowerError {
-    /// The construct is valid LogQL but not supported yet.
-    #[error("unsupported: {0}")]
-    Unsupported(String),
-}
-
-/// Lowers a LogQL log query into a plan.
-///
-/// # Errors
-/// [`LowerError::Unsupported`] for stages not lowered yet.
-pub fn lower_log(_expr: &logql_parser::LogExpr) -> Result<LogPlan, LowerError> {
-    Err(LowerError::Unsupported("stub".into()))
-}
-
-/// Lowers a stream selector alone (for `/labels?query=`, `/series?match[]=`).
-pub fn lower_selector(_selector: &logql_parser::Selector) -> Query {
-    Query { text: "*".into(), pipes: Vec::new() }
-}
+pub use error::LowerError;
+pub use filter::{Filter, RangeOp, StreamMatcher, StreamOp};
+pub use lower::{lower_log, lower_selector};
+pub use pipe::{Pipe, Unpack, UnpackFormat};
+pub use plan::{LogPlan, PARSED_PREFIX};
+pub use query::Query;
+pub use quote::{quote, quote_meta};
