@@ -4,20 +4,67 @@
 //! ```
 //! let expr = logql_parser::parse(r#"{app="api"} |= "error""#).unwrap();
 //! assert!(matches!(expr, logql_parser::Expr::Log(_)));
+//! assert_eq!(expr.to_string(), r#"{app="api"} |= "error""#);
 //! ```
 
 mod ast;
+mod build;
+mod bytes;
 mod duration;
 mod error;
+mod grammar;
+mod lexer;
+mod names;
+mod print;
+mod quote;
+mod syntax_error;
+mod validate;
 
 pub use ast::*;
 pub use duration::Duration;
 pub use error::ParseError;
+pub use validate::EMPTY_MATCHERS;
 
-/// Parses a LogQL query the way Loki does.
+use pest::Parser as _;
+
+/// Longest query accepted, in bytes; Loki's own limit (`maxInputSize`).
+pub const MAX_QUERY_LENGTH: usize = 5120;
+
+/// Upper bound on pest rule calls per parse, so hostile input cannot make the
+/// backtracking parser run for long.
+const CALL_LIMIT: usize = 2_000_000;
+
+/// Parses a LogQL query the way Loki does, including its validation.
 ///
 /// # Errors
 /// Returns Loki's error for any query Loki rejects.
-pub fn parse(_input: &str) -> Result<Expr, ParseError> {
-    Err(ParseError::Semantic("not implemented".into()))
+pub fn parse(input: &str) -> Result<Expr, ParseError> {
+    let expr = parse_unvalidated(input)?;
+    validate::validate(&expr)?;
+    Ok(expr)
+}
+
+/// Parses without Loki's post-parse validation, for endpoints that accept
+/// empty-compatible selectors (`/series` takes `{}`-like matchers).
+///
+/// # Errors
+/// Returns Loki's syntax and construction errors.
+pub fn parse_unvalidated(input: &str) -> Result<Expr, ParseError> {
+    if input.len() >= MAX_QUERY_LENGTH {
+        return Err(ParseError::Syntax {
+            line: 0,
+            col: 0,
+            msg: format!("input size too long ({} > {MAX_QUERY_LENGTH})", input.len()),
+        });
+    }
+    pest::set_call_limit(std::num::NonZeroUsize::new(CALL_LIMIT));
+    let mut pairs = grammar::LogqlParser::parse(grammar::Rule::root, input).map_err(|e| {
+        let pos = match e.location {
+            pest::error::InputLocation::Pos(p) => p,
+            pest::error::InputLocation::Span((s, _)) => s,
+        };
+        syntax_error::syntax_error(input, pos)
+    })?;
+    let root = pairs.next().ok_or_else(|| ParseError::Semantic("empty query".into()))?;
+    build::build_root(input, root)
 }

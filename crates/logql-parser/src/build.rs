@@ -1,0 +1,49 @@
+//! Turns pest pairs into the typed AST, applying Loki's construction-time
+//! checks (binary operand types, parameters, unwrap rules) as it goes.
+
+mod label_filter;
+mod metric;
+mod pipeline;
+mod selector;
+
+use pest::iterators::Pair;
+
+use crate::error::ParseError;
+use crate::grammar::Rule;
+use crate::lexer::tokenize;
+use crate::quote::unquote;
+
+pub(crate) use metric::build_root;
+pub(crate) use selector::matches_empty as selector_matches_empty;
+
+/// The result of building one node.
+pub(crate) type Built<T> = Result<T, ParseError>;
+
+/// Unquotes a `string` pair; a bad escape is reported at the literal as Loki's scanner does.
+pub(crate) fn string(input: &str, p: &Pair<'_, Rule>) -> Built<String> {
+    unquote(p.as_str()).map_err(|msg| {
+        let (line, col) = line_col(input, p.as_span().start());
+        ParseError::Syntax { line, col, msg: msg.to_string() }
+    })
+}
+
+/// The 1-based line and character column of a byte offset.
+pub(crate) fn line_col(input: &str, pos: usize) -> (usize, usize) {
+    let before = &input[..pos.min(input.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// A syntax error naming the Loki token found at byte offset `pos`.
+pub(crate) fn unexpected_at(input: &str, pos: usize) -> ParseError {
+    let (toks, _) = tokenize(input);
+    match toks.iter().find(|t| t.end > pos || t.name == "$end") {
+        Some(t) => ParseError::Syntax {
+            line: t.line,
+            col: t.col,
+            msg: format!("syntax error: unexpected {}", t.name),
+        },
+        None => ParseError::Syntax { line: 1, col: 1, msg: "syntax error".into() },
+    }
+}

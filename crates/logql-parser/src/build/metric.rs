@@ -1,0 +1,383 @@
+//! Metric expressions: aggregations, binary operations with Prometheus
+//! precedence, literals, `vector()` and `label_replace()`.
+
+use pest::iterators::{Pair, Pairs};
+
+use super::label_filter::{label_filter, literal};
+use super::pipeline::{log_expr, pipeline};
+use super::selector::{anchored_regex, selector};
+use super::{Built, string, unexpected_at};
+use crate::ast::{
+    BinaryExpr, BinaryModifier, BinaryOp, Expr, GroupModifier, Grouping, LabelReplace, LogExpr,
+    LogRange, MetricExpr, RangeAggregation, RangeOp, Unwrap, UnwrapConversion, VectorAggregation,
+    VectorMatching, VectorOp,
+};
+use crate::duration::Duration;
+use crate::error::ParseError;
+use crate::grammar::Rule;
+
+/// A built operand: metric, or a log query that is only valid at the top.
+enum Node {
+    Metric(MetricExpr),
+    Log(LogExpr, usize),
+}
+
+/// Builds the `root` pair.
+pub(crate) fn build_root(input: &str, root: Pair<'_, Rule>) -> Built<Expr> {
+    let Some(m) = root.into_inner().find(|c| c.as_rule() == Rule::metric_expr) else {
+        return Err(ParseError::Semantic("empty query".into()));
+    };
+    Ok(match metric_expr(input, m)? {
+        Node::Log(l, _) => Expr::Log(l),
+        Node::Metric(m) => Expr::Metric(m),
+    })
+}
+
+/// Builds a metric expression that must not be a bare log query.
+fn metric_only(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
+    match metric_expr(input, p)? {
+        Node::Metric(m) => Ok(m),
+        Node::Log(_, end) => Err(unexpected_at(input, end)),
+    }
+}
+
+fn metric_expr(input: &str, p: Pair<'_, Rule>) -> Built<Node> {
+    let mut it = p.into_inner();
+    let Some(first) = it.next() else {
+        return Err(ParseError::Semantic("empty expression".into()));
+    };
+    let lhs = operand(input, first)?;
+    let mut rest = Vec::new();
+    while let (Some(op), Some(rhs)) = (it.next(), it.next()) {
+        rest.push((infix(op), rhs));
+    }
+    let mut rest = rest.into_iter().peekable();
+    climb(input, lhs, &mut rest, 0)
+}
+
+type Infix = (BinaryOp, BinaryModifier);
+
+fn prec(op: BinaryOp) -> (u8, bool) {
+    use BinaryOp::*;
+    match op {
+        Or => (1, false),
+        And | Unless => (2, false),
+        Eq | Neq | Gt | Ge | Lt | Le => (3, false),
+        Add | Sub => (4, false),
+        Mul | Div | Mod => (5, false),
+        Pow => (6, true),
+    }
+}
+
+fn climb<'i>(
+    input: &str,
+    mut lhs: Node,
+    rest: &mut std::iter::Peekable<impl Iterator<Item = (Infix, Pair<'i, Rule>)>>,
+    min: u8,
+) -> Built<Node> {
+    while let Some(((op, _), _)) = rest.peek() {
+        let (p, _) = prec(*op);
+        if p < min.max(1) {
+            break;
+        }
+        let Some(((op, modifier), rhs_pair)) = rest.next() else { break };
+        let mut rhs = operand(input, rhs_pair)?;
+        while let Some(((next, _), _)) = rest.peek() {
+            let (np, right) = prec(*next);
+            if np > p || (right && np == p) {
+                rhs = climb(input, rhs, rest, if np > p { p + 1 } else { p })?;
+            } else {
+                break;
+            }
+        }
+        lhs = Node::Metric(binary(op, modifier, lhs, rhs)?);
+    }
+    Ok(lhs)
+}
+
+fn go_type(l: &LogExpr) -> &'static str {
+    if l.pipeline.is_empty() { "*syntax.MatchersExpr" } else { "*syntax.PipelineExpr" }
+}
+
+/// Loki's `mustNewBinOpExpr`: operand checks, then literal folding.
+fn binary(op: BinaryOp, modifier: BinaryModifier, lhs: Node, rhs: Node) -> Built<MetricExpr> {
+    let sym = op.symbol();
+    let lhs = match lhs {
+        Node::Metric(m) => m,
+        Node::Log(l, _) => {
+            return Err(ParseError::Semantic(format!(
+                "unexpected type for left leg of binary operation ({sym}): {}",
+                go_type(&l)
+            )));
+        }
+    };
+    let rhs = match rhs {
+        Node::Metric(m) => m,
+        Node::Log(l, _) => {
+            return Err(ParseError::Semantic(format!(
+                "unexpected type for right leg of binary operation ({sym}): {}",
+                go_type(&l)
+            )));
+        }
+    };
+    let logical = matches!(op, BinaryOp::Or | BinaryOp::And | BinaryOp::Unless);
+    if logical {
+        for (side, e) in [("left", &lhs), ("right", &rhs)] {
+            if let MetricExpr::Literal(v) = e {
+                return Err(ParseError::Semantic(format!(
+                    "unexpected literal for {side} leg of logical/set binary operation ({sym}): {v:.6}"
+                )));
+            }
+        }
+    }
+    if let (MetricExpr::Literal(a), MetricExpr::Literal(b)) = (&lhs, &rhs) {
+        return Ok(MetricExpr::Literal(fold(op, *a, *b)));
+    }
+    Ok(MetricExpr::Binary(BinaryExpr { op, lhs: Box::new(lhs), rhs: Box::new(rhs), modifier }))
+}
+
+/// Constant folding of two literals, as Loki's `reduceBinOp`.
+fn fold(op: BinaryOp, a: f64, b: f64) -> f64 {
+    let t = |c: bool| if c { 1.0 } else { 0.0 };
+    match op {
+        BinaryOp::Add => a + b,
+        BinaryOp::Sub => a - b,
+        BinaryOp::Mul => a * b,
+        BinaryOp::Div => a / b,
+        BinaryOp::Mod => a % b,
+        BinaryOp::Pow => a.powf(b),
+        BinaryOp::Eq => t(a == b),
+        BinaryOp::Neq => t(a != b),
+        BinaryOp::Gt => t(a > b),
+        BinaryOp::Ge => t(a >= b),
+        BinaryOp::Lt => t(a < b),
+        BinaryOp::Le => t(a <= b),
+        BinaryOp::Or | BinaryOp::And | BinaryOp::Unless => a,
+    }
+}
+
+fn infix(p: Pair<'_, Rule>) -> Infix {
+    let mut op = BinaryOp::Add;
+    let mut m = BinaryModifier::default();
+    for c in p.into_inner() {
+        match c.as_rule() {
+            Rule::bin_op => op = BinaryOp::from_symbol(&c.as_str().to_ascii_lowercase()).unwrap_or(BinaryOp::Add),
+            Rule::bool_mod => m.return_bool = true,
+            Rule::matching => {
+                let on = c.as_str().to_ascii_lowercase().starts_with("on");
+                m.matching = Some(VectorMatching { on, labels: labels_of(c.into_inner()), group: None });
+            }
+            Rule::group_mod => {
+                let left = c.as_str().to_ascii_lowercase().starts_with("group_left");
+                if let Some(vm) = m.matching.as_mut() {
+                    vm.group = Some(GroupModifier { left, include: labels_of(c.into_inner()) });
+                }
+            }
+            _ => {}
+        }
+    }
+    (op, m)
+}
+
+fn labels_of(it: Pairs<'_, Rule>) -> Vec<String> {
+    it.filter(|c| c.as_rule() == Rule::labels)
+        .flat_map(|l| l.into_inner().map(|i| i.as_str().to_string()).collect::<Vec<_>>())
+        .collect()
+}
+
+fn grouping(p: Pair<'_, Rule>) -> Grouping {
+    let without = p.as_str().to_ascii_lowercase().starts_with("without");
+    Grouping { without, labels: labels_of(p.into_inner()) }
+}
+
+fn operand(input: &str, p: Pair<'_, Rule>) -> Built<Node> {
+    let end = p.as_span().end();
+    Ok(Node::Metric(match p.as_rule() {
+        Rule::log_expr => return Ok(Node::Log(log_expr(input, p)?, end)),
+        Rule::paren_expr => match p.into_inner().next() {
+            Some(inner) => return metric_expr(input, inner),
+            None => return Err(ParseError::Semantic("empty parentheses".into())),
+        },
+        Rule::literal => MetricExpr::Literal(literal(p.as_str())?),
+        Rule::vector_expr => {
+            let n = p.into_inner().next().map(|n| n.as_str().to_string()).unwrap_or_default();
+            MetricExpr::Vector(literal(&n)?)
+        }
+        Rule::range_agg => range_agg(input, p)?,
+        Rule::vector_agg => vector_agg(input, p)?,
+        Rule::label_replace => label_replace(input, p)?,
+        _ => return Err(unexpected_at(input, p.as_span().start())),
+    }))
+}
+
+fn label_replace(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
+    let mut inner = None;
+    let mut strs = Vec::new();
+    for c in p.into_inner() {
+        match c.as_rule() {
+            Rule::metric_expr => inner = Some(metric_only(input, c)?),
+            Rule::string => strs.push(string(input, &c)?),
+            _ => {}
+        }
+    }
+    let (Some(inner), [dst, replacement, src, regex]) = (inner, strs.as_slice()) else {
+        return Err(ParseError::Semantic("malformed label_replace".into()));
+    };
+    if let Err(e) = anchored_regex(regex) {
+        return Err(ParseError::Semantic(format!("invalid regex in label_replace: {e}")));
+    }
+    Ok(MetricExpr::LabelReplace(LabelReplace {
+        inner: Box::new(inner),
+        dst: dst.clone(),
+        replacement: replacement.clone(),
+        src: src.clone(),
+        regex: regex.clone(),
+    }))
+}
+
+fn vector_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
+    let (mut op, mut param, mut inner, mut group) = (VectorOp::Sum, None, None, None);
+    let mut inner_pair = None;
+    for c in p.into_inner() {
+        match c.as_rule() {
+            Rule::vector_op => op = VectorOp::from_name(&c.as_str().to_ascii_lowercase()).unwrap_or(VectorOp::Sum),
+            Rule::number => param = Some(c.as_str().to_string()),
+            Rule::metric_expr => inner_pair = Some(c),
+            Rule::grouping => group = Some(grouping(c)),
+            _ => {}
+        }
+    }
+    if let Some(c) = inner_pair {
+        inner = Some(metric_only(input, c)?);
+    }
+    let name = op.name();
+    let k = match op {
+        VectorOp::Topk | VectorOp::Bottomk | VectorOp::ApproxTopk => {
+            let Some(s) = param else {
+                return Err(ParseError::Semantic(format!("parameter required for operation {name}")));
+            };
+            let k: i64 = s
+                .parse()
+                .map_err(|_| ParseError::Semantic(format!("invalid parameter {name}({s},")))?;
+            if k <= 0 {
+                return Err(ParseError::Semantic(format!(
+                    "invalid parameter (must be greater than 0) {name}({s}"
+                )));
+            }
+            if op == VectorOp::ApproxTopk && group.is_some() {
+                return Err(ParseError::Semantic(format!("grouping not allowed for {name} aggregation")));
+            }
+            Some(k)
+        }
+        _ => {
+            if let Some(s) = param {
+                return Err(ParseError::Semantic(format!("unsupported parameter for operation {name}({s},")));
+            }
+            None
+        }
+    };
+    // `by ()` prints as nothing in Loki, so it is the same as no grouping.
+    let group = group.filter(|g| g.without || !g.labels.is_empty());
+    let inner = inner.ok_or_else(|| ParseError::Semantic("missing aggregation argument".into()))?;
+    Ok(MetricExpr::VectorAggregation(VectorAggregation { op, param: k, inner: Box::new(inner), grouping: group }))
+}
+
+fn range_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
+    let (mut op, mut param, mut range, mut group) = (RangeOp::Rate, None, None, None);
+    for c in p.into_inner() {
+        match c.as_rule() {
+            Rule::range_op => op = RangeOp::from_name(&c.as_str().to_ascii_lowercase()).unwrap_or(RangeOp::Rate),
+            Rule::number => param = Some(c.as_str().to_string()),
+            Rule::log_range => range = Some(log_range(input, c)?),
+            Rule::grouping => group = Some(grouping(c)),
+            _ => {}
+        }
+    }
+    let name = op.name();
+    let param = match param {
+        Some(s) if op != RangeOp::QuantileOverTime => {
+            return Err(ParseError::Semantic(format!("parameter {s} not supported for operation {name}")));
+        }
+        Some(s) => Some(literal(&s).map_err(|_| {
+            ParseError::Semantic(format!(
+                "invalid parameter for operation {name}: strconv.ParseFloat: parsing \"{s}\": invalid syntax"
+            ))
+        })?),
+        None if op == RangeOp::QuantileOverTime => {
+            return Err(ParseError::Semantic(format!("parameter required for operation {name}")));
+        }
+        None => None,
+    };
+    let range = range.ok_or_else(|| ParseError::Semantic("missing log range".into()))?;
+    use RangeOp::*;
+    if group.is_some()
+        && !matches!(op, AvgOverTime | StddevOverTime | StdvarOverTime | QuantileOverTime | MaxOverTime | MinOverTime | FirstOverTime | LastOverTime)
+    {
+        return Err(ParseError::Semantic(format!("grouping not allowed for {name} aggregation")));
+    }
+    if range.unwrap.is_some() {
+        if matches!(op, CountOverTime | BytesOverTime | BytesRate) {
+            return Err(ParseError::Semantic(format!("invalid aggregation {name} with unwrap")));
+        }
+    } else if !matches!(op, BytesOverTime | BytesRate | CountOverTime | Rate | AbsentOverTime) {
+        return Err(ParseError::Semantic(format!("invalid aggregation {name} without unwrap")));
+    }
+    Ok(MetricExpr::RangeAggregation(RangeAggregation { op, param, range, grouping: group }))
+}
+
+fn log_range(input: &str, p: Pair<'_, Rule>) -> Built<LogRange> {
+    let mut sel = None;
+    let mut stages = Vec::new();
+    let (mut interval, mut offset, mut unwrap) = (None, None, None);
+    for c in p.into_inner() {
+        match c.as_rule() {
+            Rule::log_range => return log_range(input, c),
+            Rule::selector => sel = Some(selector(input, c)?),
+            Rule::pipeline => stages = pipeline(input, c)?,
+            Rule::range => {
+                let (line, col) = super::line_col(input, c.as_span().start());
+                let body = c.into_inner().next().map(|b| b.as_str()).unwrap_or_default();
+                let d = Duration::parse_prometheus(body).map_err(|msg| ParseError::Syntax { line: 0, col, msg })?;
+                let _ = line;
+                interval = Some(d);
+            }
+            Rule::offset => {
+                let text = c.into_inner().last().map(|d| d.as_str().to_string()).unwrap_or_default();
+                let d = Duration::parse_loki(&text).map_err(ParseError::Semantic)?;
+                offset = Some(d).filter(|d| d.0 != 0);
+            }
+            Rule::unwrap => {
+                if unwrap.is_some() {
+                    return Err(unexpected_at(input, c.as_span().start()));
+                }
+                unwrap = Some(build_unwrap(input, c)?);
+            }
+            _ => {}
+        }
+    }
+    let (Some(selector), Some(interval)) = (sel, interval) else {
+        return Err(ParseError::Semantic("malformed log range".into()));
+    };
+    Ok(LogRange { log: LogExpr { selector, pipeline: stages }, interval, offset, unwrap })
+}
+
+fn build_unwrap(input: &str, p: Pair<'_, Rule>) -> Built<Unwrap> {
+    let mut conversion = UnwrapConversion::Plain;
+    let mut label = String::new();
+    let mut post_filters = Vec::new();
+    for c in p.into_inner() {
+        match c.as_rule() {
+            Rule::conv_op => {
+                conversion = match c.as_str().to_ascii_lowercase().as_str() {
+                    "bytes" => UnwrapConversion::Bytes,
+                    "duration" => UnwrapConversion::Duration,
+                    _ => UnwrapConversion::DurationSeconds,
+                }
+            }
+            Rule::identifier => label = c.as_str().to_string(),
+            Rule::label_filter => post_filters.push(label_filter(input, c)?),
+            _ => {}
+        }
+    }
+    Ok(Unwrap { conversion, label, post_filters })
+}

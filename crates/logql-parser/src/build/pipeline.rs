@@ -1,0 +1,161 @@
+//! Pipeline stages: line filters, parsers, formatters, drop/keep.
+
+use pest::iterators::Pair;
+
+use super::label_filter::label_filter;
+use super::selector::{matcher, selector};
+use super::{Built, string};
+use crate::ast::{
+    LabelExtraction, LabelFormatOp, LabelSelector, LineFilter, LineFilterOp, LineFilterValue,
+    LogExpr, Parser, Stage,
+};
+use crate::grammar::Rule;
+
+/// Builds `selector pipeline?`.
+pub(crate) fn log_expr(input: &str, p: Pair<'_, Rule>) -> Built<LogExpr> {
+    let mut it = p.into_inner();
+    let mut sel = None;
+    let mut stages = Vec::new();
+    for c in it.by_ref() {
+        match c.as_rule() {
+            Rule::selector => sel = Some(selector(input, c)?),
+            Rule::pipeline => stages = pipeline(input, c)?,
+            _ => {}
+        }
+    }
+    let selector = sel.ok_or_else(|| crate::error::ParseError::Semantic("missing selector".into()))?;
+    Ok(LogExpr { selector, pipeline: stages })
+}
+
+/// Builds every stage of a `pipeline` pair, in order.
+pub(crate) fn pipeline(input: &str, p: Pair<'_, Rule>) -> Built<Vec<Stage>> {
+    let mut out = Vec::new();
+    for s in p.into_inner() {
+        stage(input, s, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn stage(input: &str, p: Pair<'_, Rule>, out: &mut Vec<Stage>) -> Built<()> {
+    let rule = p.as_rule();
+    let mut it = p.into_inner();
+    let st = match rule {
+        Rule::line_filter => return line_filter(input, it, out),
+        Rule::json_stage => {
+            let ex = it.find(|c| c.as_rule() == Rule::extractions);
+            Stage::Parser(Parser::Json(match ex {
+                Some(e) => extractions(input, e)?,
+                None => Vec::new(),
+            }))
+        }
+        Rule::logfmt_stage => {
+            let (mut strict, mut keep_empty, mut extr) = (false, false, Vec::new());
+            for c in it {
+                match c.as_rule() {
+                    Rule::logfmt_flag if c.as_str() == "--strict" => strict = true,
+                    Rule::logfmt_flag => keep_empty = true,
+                    Rule::extractions => extr = extractions(input, c)?,
+                    _ => {}
+                }
+            }
+            Stage::Parser(Parser::Logfmt { strict, keep_empty, extractions: extr })
+        }
+        Rule::regexp_stage => Stage::Parser(Parser::Regexp(last_string(input, it)?)),
+        Rule::pattern_stage => Stage::Parser(Parser::Pattern(last_string(input, it)?)),
+        Rule::unpack_stage => Stage::Parser(Parser::Unpack),
+        Rule::line_format_stage => Stage::LineFormat(last_string(input, it)?),
+        Rule::decolorize_stage => Stage::Decolorize,
+        Rule::label_format_stage => {
+            let mut ops = Vec::new();
+            for f in it.filter(|c| c.as_rule() == Rule::label_fmt) {
+                let mut f = f.into_inner();
+                let (Some(dst), Some(src)) = (f.next(), f.next()) else { continue };
+                let dst = dst.as_str().to_string();
+                ops.push(if src.as_rule() == Rule::identifier {
+                    LabelFormatOp::Rename { dst, src: src.as_str().to_string() }
+                } else {
+                    LabelFormatOp::Template { dst, template: string(input, &src)? }
+                });
+            }
+            Stage::LabelFormat(ops)
+        }
+        Rule::drop_stage | Rule::keep_stage => {
+            let mut items = Vec::new();
+            for n in it.filter(|c| c.as_rule() == Rule::named_matcher) {
+                let Some(inner) = n.into_inner().next() else { continue };
+                items.push(if inner.as_rule() == Rule::matcher {
+                    LabelSelector::Matcher(matcher(input, inner)?)
+                } else {
+                    LabelSelector::Name(inner.as_str().to_string())
+                });
+            }
+            if rule == Rule::drop_stage { Stage::Drop(items) } else { Stage::Keep(items) }
+        }
+        Rule::label_filter_stage => match it.next() {
+            Some(f) => Stage::LabelFilter(label_filter(input, f)?),
+            None => return Ok(()),
+        },
+        _ => return Ok(()),
+    };
+    out.push(st);
+    Ok(())
+}
+
+fn last_string(input: &str, it: pest::iterators::Pairs<'_, Rule>) -> Built<String> {
+    match it.filter(|c| c.as_rule() == Rule::string).last() {
+        Some(s) => string(input, &s),
+        None => Ok(String::new()),
+    }
+}
+
+fn extractions(input: &str, p: Pair<'_, Rule>) -> Built<Vec<LabelExtraction>> {
+    let mut out = Vec::new();
+    for e in p.into_inner() {
+        let mut it = e.into_inner();
+        let Some(name) = it.next() else { continue };
+        let name = name.as_str().to_string();
+        let expr = match it.next() {
+            Some(s) => Some(string(input, &s)?),
+            None => None,
+        };
+        // `json a` means `json a="a"`; keep one spelling so printing round-trips.
+        let expr = expr.filter(|e| *e != name);
+        out.push(LabelExtraction { name, expr });
+    }
+    Ok(out)
+}
+
+/// Builds one line filter; negative `or` chains become separate filters, as
+/// Loki rewrites `!= "a" or "b"` into `!= "a" != "b"`.
+fn line_filter(input: &str, mut it: pest::iterators::Pairs<'_, Rule>, out: &mut Vec<Stage>) -> Built<()> {
+    let Some(op) = it.next() else { return Ok(()) };
+    let op = match op.as_str() {
+        "|=" => LineFilterOp::Contains,
+        "!=" => LineFilterOp::NotContains,
+        "|~" => LineFilterOp::Regex,
+        "!~" => LineFilterOp::NotRegex,
+        "|>" => LineFilterOp::Pattern,
+        _ => LineFilterOp::NotPattern,
+    };
+    let mut values = Vec::new();
+    for v in it {
+        match v.as_rule() {
+            Rule::string => values.push(LineFilterValue::Literal(string(input, &v)?)),
+            Rule::ip_value => {
+                if let Some(s) = v.into_inner().find(|c| c.as_rule() == Rule::string) {
+                    values.push(LineFilterValue::Ip(string(input, &s)?));
+                }
+            }
+            _ => {}
+        }
+    }
+    let negative = matches!(op, LineFilterOp::NotContains | LineFilterOp::NotRegex | LineFilterOp::NotPattern);
+    if negative {
+        for v in values {
+            out.push(Stage::LineFilter(LineFilter { op, values: vec![v] }));
+        }
+    } else {
+        out.push(Stage::LineFilter(LineFilter { op, values }));
+    }
+    Ok(())
+}

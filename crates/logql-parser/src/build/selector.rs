@@ -1,0 +1,94 @@
+//! Stream selectors and label matchers.
+
+use pest::iterators::Pair;
+
+use super::{Built, string};
+use crate::ast::{MatchOp, Matcher, Selector};
+use crate::error::ParseError;
+use crate::grammar::Rule;
+
+/// Builds `{a="b", …}`.
+pub(crate) fn selector(input: &str, p: Pair<'_, Rule>) -> Built<Selector> {
+    let matchers = p.into_inner().map(|m| matcher(input, m)).collect::<Built<Vec<_>>>()?;
+    Ok(Selector { matchers })
+}
+
+/// Builds `name op "value"`, checking regexes as Prometheus' `NewMatcher` does.
+pub(crate) fn matcher(input: &str, p: Pair<'_, Rule>) -> Built<Matcher> {
+    let mut it = p.into_inner();
+    let (Some(name), Some(op), Some(value)) = (it.next(), it.next(), it.next()) else {
+        return Err(ParseError::Semantic("malformed matcher".into()));
+    };
+    let op = match op.as_str() {
+        "=" => MatchOp::Eq,
+        "!=" => MatchOp::Neq,
+        "=~" => MatchOp::Re,
+        _ => MatchOp::Nre,
+    };
+    let value = string(input, &value)?;
+    if matches!(op, MatchOp::Re | MatchOp::Nre) {
+        anchored_regex(&value).map_err(ParseError::Semantic)?;
+    }
+    Ok(Matcher { name: name.as_str().to_string(), op, value })
+}
+
+/// Compiles `^(?:re)$`, with Go-style error text for the common mistakes.
+pub(crate) fn anchored_regex(re: &str) -> Result<regex::Regex, String> {
+    let full = format!("^(?:{re})$");
+    regex::Regex::new(&full).map_err(|_| go_regex_error(&full))
+}
+
+/// Go's `regexp` error text, for the error kinds people actually hit.
+fn go_regex_error(full: &str) -> String {
+    use regex_syntax::ast::ErrorKind;
+    let Err(e) = regex_syntax::ast::parse::Parser::new().parse(full) else {
+        return "error parsing regexp: invalid or unsupported Perl syntax".into();
+    };
+    let span = e.span();
+    let text = full.get(span.start.offset..span.end.offset).unwrap_or_default();
+    let (what, arg) = match e.kind() {
+        ErrorKind::EscapeUnrecognized => ("invalid escape sequence", text.to_string()),
+        ErrorKind::ClassUnclosed => ("missing closing ]", full[span.start.offset..].to_string()),
+        ErrorKind::GroupUnclosed => ("missing closing )", full.to_string()),
+        ErrorKind::GroupUnopened => ("unexpected )", full.to_string()),
+        ErrorKind::RepetitionMissing => ("missing argument to repetition operator", text.to_string()),
+        _ => ("invalid or unsupported Perl syntax", text.to_string()),
+    };
+    format!("error parsing regexp: {what}: `{arg}`")
+}
+
+/// Whether the matcher accepts the empty string (Loki's "filter" matchers).
+pub(crate) fn matches_empty(m: &Matcher) -> bool {
+    match m.op {
+        MatchOp::Eq => m.value.is_empty(),
+        MatchOp::Neq => !m.value.is_empty(),
+        MatchOp::Re => anchored_regex(&m.value).is_ok_and(|r| r.is_match("")),
+        MatchOp::Nre => !anchored_regex(&m.value).is_ok_and(|r| r.is_match("")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(op: MatchOp, v: &str) -> Matcher {
+        Matcher { name: "a".into(), op, value: v.into() }
+    }
+
+    #[test]
+    fn empty_compatibility_follows_prometheus() {
+        assert!(matches_empty(&m(MatchOp::Re, ".*")));
+        assert!(!matches_empty(&m(MatchOp::Re, ".+")));
+        assert!(matches_empty(&m(MatchOp::Neq, "x")));
+        assert!(!matches_empty(&m(MatchOp::Neq, "")));
+        assert!(matches_empty(&m(MatchOp::Nre, "bar|baz")));
+    }
+
+    #[test]
+    fn go_regex_messages() {
+        assert_eq!(
+            anchored_regex(r"^^^^x43\\\q").unwrap_err(),
+            r"error parsing regexp: invalid escape sequence: `\q`"
+        );
+    }
+}

@@ -1,0 +1,58 @@
+//! Maps a pest failure to the error Loki's goyacc parser would report.
+//!
+//! The failing token is found with [`crate::lexer`]; a lexer error at or
+//! before it wins, as in Loki. goyacc lists expected tokens only when the
+//! parser state has at most four; the states reachable here are recognised
+//! from the preceding tokens.
+
+use crate::error::ParseError;
+use crate::lexer::{Token, tokenize};
+
+pub(crate) fn syntax_error(input: &str, pos: usize) -> ParseError {
+    let (toks, lex_err) = tokenize(input);
+    let idx = toks.iter().position(|t| t.end > pos || t.name == "$end").unwrap_or(toks.len().saturating_sub(1));
+    if let Some(e) = lex_err {
+        let tok_start = toks.get(idx).map_or(usize::MAX, |t| t.start);
+        if e.start <= tok_start || idx + 1 >= toks.len() {
+            return ParseError::Syntax { line: e.line, col: e.col, msg: e.msg };
+        }
+    }
+    let Some(tok) = toks.get(idx) else {
+        return ParseError::Syntax { line: 1, col: 1, msg: "syntax error".into() };
+    };
+    let mut msg = format!("syntax error: unexpected {}", tok.name);
+    if let Some(exp) = expecting(&toks[..idx]) {
+        msg.push_str(", expecting ");
+        msg.push_str(exp);
+    }
+    ParseError::Syntax { line: tok.line, col: tok.col, msg }
+}
+
+fn expecting(before: &[Token]) -> Option<&'static str> {
+    let prev = before.last()?.name.as_str();
+    let prev2 = before.len().checked_sub(2).map(|i| before[i].name.as_str());
+    // Inside a selector when the last unmatched brace is `{`.
+    let mut depth = 0i32;
+    for t in before {
+        match t.name.as_str() {
+            "{" => depth += 1,
+            "}" => depth -= 1,
+            _ => {}
+        }
+    }
+    let in_selector = depth > 0;
+    match prev {
+        "{" => Some("IDENTIFIER or }"),
+        "," if in_selector => Some("IDENTIFIER"),
+        "STRING" if in_selector => Some("} or ,"),
+        "IDENTIFIER" if in_selector => Some("= or =~ or !~ or !="),
+        "=" | "!=" | "=~" | "!~" if in_selector => Some("STRING"),
+        "regexp" | "pattern" | "line_format" => Some("STRING"),
+        "(" if prev2 == Some("VECTOR") => Some("NUMBER"),
+        "(" if prev2.is_some_and(|p| p.ends_with("_OVER_TIME") || p.starts_with("RATE") || p.starts_with("BYTES_")) => {
+            Some("NUMBER or { or (")
+        }
+        "-" | "+" if prev2.is_none() || prev2 == Some("(") || prev2 == Some(",") => Some("NUMBER"),
+        _ => None,
+    }
+}
