@@ -1,1 +1,32 @@
-//! TODO(proxy-http helper)
+//! HTTP handlers of the Loki API, one file per endpoint family.
+
+pub mod metadata;
+pub mod query;
+pub mod status;
+
+use axum::body::Body;
+use axum::response::Response;
+use http::{HeaderValue, StatusCode, header};
+
+use crate::backend::Backend;
+use crate::metrics::Metrics;
+
+/// Shared state of every handler; cheap to clone (handles only).
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The VictoriaLogs client.
+    pub backend: Backend,
+    /// The proxy's own metrics.
+    pub metrics: Metrics,
+}
+
+/// A 200 answer with a JSON body already written.
+pub fn json_response(body: Vec<u8>) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = StatusCode::OK;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    resp
+}

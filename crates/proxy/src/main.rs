@@ -1,2 +1,76 @@
-//! The `lokivl` binary. TODO(proxy-http helper)
-fn main() {}
+//! The `lokivl` binary: parse flags, set up logging, serve until SIGINT/SIGTERM.
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use anyhow::Context as _;
+use clap::Parser as _;
+use proxy::config::{Config, LogFormat};
+use tracing_subscriber::EnvFilter;
+
+fn main() -> anyhow::Result<()> {
+    let settings = Config::parse()
+        .validate()
+        .context("invalid configuration")?;
+    let filter = EnvFilter::try_new(&settings.log_level).context("invalid --log-level")?;
+    match settings.log_format {
+        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
+        LogFormat::Json => tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .init(),
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting tokio")?;
+    runtime.block_on(run(settings))
+}
+
+async fn run(settings: proxy::config::Settings) -> anyhow::Result<()> {
+    let listen = settings.listen;
+    let backend = format!(
+        "http://{}{}",
+        settings.backend.authority, settings.backend.prefix
+    );
+    let router = proxy::app::router(settings).context("building the router")?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("binding {listen}"))?;
+    tracing::info!(%listen, %backend, "lokivl listening");
+    proxy::app::serve(listener, router, shutdown_signal())
+        .await
+        .context("serving")?;
+    tracing::info!("lokivl stopped");
+    Ok(())
+}
+
+/// Completes on SIGINT or SIGTERM (container stop).
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for SIGINT");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    tracing::info!("shutdown signal received, draining connections");
+}

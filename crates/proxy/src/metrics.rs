@@ -1,1 +1,160 @@
-//! TODO(proxy-http helper)
+//! Prometheus metrics of the proxy itself, served on `/metrics`.
+//!
+//! One registry per [`Metrics`] value (not the global default) so tests and
+//! several routers in one process do not share counters.
+
+use std::time::Duration;
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+};
+
+/// The proxy's metrics and the registry that serves them.
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    registry: Registry,
+    requests: IntCounterVec,
+    request_duration: HistogramVec,
+    backend_requests: IntCounterVec,
+    backend_duration: HistogramVec,
+}
+
+/// The result of one backend call, as a metric label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// 2xx with a complete body.
+    Ok,
+    /// Non-2xx status from VictoriaLogs.
+    Status,
+    /// Connection refused or reset.
+    Unreachable,
+    /// The deadline passed.
+    Timeout,
+    /// The body broke off.
+    Body,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Status => "status",
+            Self::Unreachable => "unreachable",
+            Self::Timeout => "timeout",
+            Self::Body => "body",
+        }
+    }
+}
+
+/// Latency buckets from 1 ms to ~30 s: metadata calls are milliseconds, big log queries seconds.
+const BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+impl Metrics {
+    /// Creates and registers every metric.
+    ///
+    /// # Errors
+    /// [`prometheus::Error`] if a metric definition is invalid (a defect).
+    pub fn new() -> Result<Self, prometheus::Error> {
+        let registry = Registry::new();
+        let requests = IntCounterVec::new(
+            Opts::new(
+                "lokivl_http_requests_total",
+                "HTTP requests served, by route and status code.",
+            ),
+            &["route", "status"],
+        )?;
+        let request_duration = HistogramVec::new(
+            HistogramOpts::new(
+                "lokivl_http_request_duration_seconds",
+                "HTTP request latency by route.",
+            )
+            .buckets(BUCKETS.to_vec()),
+            &["route"],
+        )?;
+        let backend_requests = IntCounterVec::new(
+            Opts::new(
+                "lokivl_backend_requests_total",
+                "Calls to VictoriaLogs, by endpoint and outcome.",
+            ),
+            &["endpoint", "outcome"],
+        )?;
+        let backend_duration = HistogramVec::new(
+            HistogramOpts::new(
+                "lokivl_backend_request_duration_seconds",
+                "VictoriaLogs call latency by endpoint.",
+            )
+            .buckets(BUCKETS.to_vec()),
+            &["endpoint"],
+        )?;
+        registry.register(Box::new(requests.clone()))?;
+        registry.register(Box::new(request_duration.clone()))?;
+        registry.register(Box::new(backend_requests.clone()))?;
+        registry.register(Box::new(backend_duration.clone()))?;
+        Ok(Self {
+            registry,
+            requests,
+            request_duration,
+            backend_requests,
+            backend_duration,
+        })
+    }
+
+    /// Records one served HTTP request.
+    pub fn observe_request(&self, route: &str, status: u16, elapsed: Duration) {
+        let mut buf = itoa::Buffer::new();
+        self.requests
+            .with_label_values(&[route, buf.format(status)])
+            .inc();
+        self.request_duration
+            .with_label_values(&[route])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records one call to VictoriaLogs.
+    pub fn observe_backend(&self, endpoint: &str, outcome: Outcome, elapsed: Duration) {
+        self.backend_requests
+            .with_label_values(&[endpoint, outcome.as_str()])
+            .inc();
+        self.backend_duration
+            .with_label_values(&[endpoint])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Renders the registry in the Prometheus text format.
+    ///
+    /// # Errors
+    /// [`prometheus::Error`] if encoding fails (a defect).
+    pub fn render(&self) -> Result<Vec<u8>, prometheus::Error> {
+        let mut out = Vec::with_capacity(4096);
+        TextEncoder::new().encode(&self.registry.gather(), &mut out)?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_observations() {
+        let m = Metrics::new().unwrap();
+        m.observe_request("/loki/api/v1/labels", 200, Duration::from_millis(3));
+        m.observe_backend(
+            "stream_field_names",
+            Outcome::Timeout,
+            Duration::from_millis(5),
+        );
+        let text = String::from_utf8(m.render().unwrap()).unwrap();
+        assert!(
+            text.contains(
+                r#"lokivl_http_requests_total{route="/loki/api/v1/labels",status="200"} 1"#
+            )
+        );
+        assert!(text.contains(
+            r#"lokivl_backend_requests_total{endpoint="stream_field_names",outcome="timeout"} 1"#
+        ));
+        assert!(text.contains("lokivl_http_request_duration_seconds_bucket"));
+    }
+}

@@ -1,0 +1,166 @@
+//! `query_range` and `query`: LogQL in, Loki JSON out.
+
+use axum::extract::State;
+use axum::response::Response;
+use http::{HeaderMap, StatusCode};
+use logql_parser::{Expr, LogExpr, MetricExpr};
+use logsql_ast::Pipe;
+
+use super::{AppState, json_response};
+use crate::backend::Endpoint;
+use crate::direction::Direction;
+use crate::encode::streams::{StreamsOptions, encode_streams};
+use crate::error::ApiError;
+use crate::eval::{self, json};
+use crate::params::{self, Form, RangeParams, timestamp::now_ns};
+
+/// The header Grafana sends to ask for structured metadata and parsed labels apart.
+const ENCODING_FLAGS: &str = "x-loki-response-encoding-flags";
+/// Bodies above this are decoded on the blocking pool so a worker thread is not stalled.
+const INLINE_DECODE_MAX: usize = 256 * 1024;
+
+/// Loki's text for a log query sent to the instant endpoint.
+pub const INSTANT_LOG_QUERY: &str = "log queries are not supported as an instant query type, please change your query to a range query type";
+
+/// `GET|POST /loki/api/v1/query_range`.
+///
+/// # Errors
+/// [`ApiError`] for bad parameters or LogQL, unsupported queries and backend failures.
+pub async fn query_range(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    form: Form,
+) -> Result<Response, ApiError> {
+    let p = params::range_params(&form, now_ns())?;
+    match logql_parser::parse(&p.query)? {
+        Expr::Log(log) => log_range(&state, &headers, &p, &log).await,
+        Expr::Metric(m) => {
+            let value = constant(&m)?;
+            let mut out = Vec::with_capacity(256);
+            json::write_range(&mut out, p.bounds.start, p.bounds.end, p.step, value);
+            Ok(json_response(out))
+        }
+    }
+}
+
+/// `GET|POST /loki/api/v1/query`.
+///
+/// # Errors
+/// [`ApiError`] for bad parameters or LogQL, log queries and unsupported metric queries.
+pub async fn query(form: Form) -> Result<Response, ApiError> {
+    let p = params::instant_params(&form, now_ns())?;
+    match logql_parser::parse(&p.query)? {
+        Expr::Log(_) => Err(ApiError::BadRequest(INSTANT_LOG_QUERY.to_owned())),
+        Expr::Metric(m) => {
+            let value = constant(&m)?;
+            let mut out = Vec::with_capacity(256);
+            json::write_instant(&mut out, p.time, value);
+            Ok(json_response(out))
+        }
+    }
+}
+
+/// Evaluates a metric query that needs no logs, or says plainly that others are not supported yet.
+fn constant(m: &MetricExpr) -> Result<eval::Value, ApiError> {
+    eval::evaluate(m).ok_or_else(|| {
+        ApiError::Unsupported(
+            "metric queries over logs are not supported by lokivl yet; only number literals and vector() \
+             with binary operators can be evaluated"
+                .to_owned(),
+        )
+    })
+}
+
+/// Whether the client asked for categorized labels (`categorize-labels` in a comma-separated flag list).
+fn wants_categorized(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(ENCODING_FLAGS)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|flag| flag.trim() == "categorize-labels")
+}
+
+async fn log_range(
+    state: &AppState,
+    headers: &HeaderMap,
+    p: &RangeParams,
+    log: &LogExpr,
+) -> Result<Response, ApiError> {
+    params::check_max_entries(p.limit)?;
+    let plan = logsql_ast::lower_log(log).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let opts = StreamsOptions {
+        direction: p.direction,
+        limit: p.limit as usize,
+        categorize: wants_categorized(headers),
+        parsed_prefix: plan.parsed_prefix,
+    };
+    let mut query = plan.query;
+    let limit = p.limit.to_string();
+    let start = p.bounds.start.to_string();
+    // Loki's log range is [start, end); VictoriaLogs' is [start, end].
+    let end = (p.bounds.end - 1).to_string();
+    let mut form: Vec<(&str, &str)> = Vec::with_capacity(4);
+    match p.direction {
+        // VictoriaLogs' `limit` arg returns exactly the newest N by narrowing the
+        // time range step by step, far cheaper than a full `sort` over the range.
+        Direction::Backward => form.push(("limit", &limit)),
+        // There is no cheap "oldest N"; a top-N sort keeps only N entries in memory.
+        Direction::Forward => query.pipes.push(Pipe::Sort {
+            by: vec![("_time".to_owned(), false)],
+            limit: Some(u64::from(p.limit)),
+        }),
+    }
+    let mut body = if p.bounds.end <= p.bounds.start {
+        // An empty [start, start) window: nothing to ask for.
+        bytes::BytesMut::new()
+    } else {
+        let q = query.to_string();
+        form.extend([("query", q.as_str()), ("start", &start), ("end", &end)]);
+        state.backend.post_form(Endpoint::Query, &form).await?
+    };
+    let out = if body.len() <= INLINE_DECODE_MAX {
+        encode(&mut body, &opts)?
+    } else {
+        tokio::task::spawn_blocking(move || encode(&mut body, &opts))
+            .await
+            .map_err(|e| ApiError::Internal(format!("decode task failed: {e}")))??
+    };
+    Ok(json_response(out))
+}
+
+fn encode(body: &mut [u8], opts: &StreamsOptions) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::with_capacity(body.len() + 1024);
+    encode_streams(body, opts, &mut out).map_err(|e| ApiError::BackendFailed {
+        status: StatusCode::BAD_GATEWAY,
+        message: e.to_string(),
+    })?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn categorize_flag_detection() {
+        let mut h = HeaderMap::new();
+        assert!(!wants_categorized(&h));
+        h.insert(
+            ENCODING_FLAGS,
+            HeaderValue::from_static("categorize-labels"),
+        );
+        assert!(wants_categorized(&h));
+        h.insert(
+            ENCODING_FLAGS,
+            HeaderValue::from_static("other, categorize-labels"),
+        );
+        assert!(wants_categorized(&h));
+        h.insert(
+            ENCODING_FLAGS,
+            HeaderValue::from_static("categorize-labels-v2"),
+        );
+        assert!(!wants_categorized(&h));
+    }
+}
