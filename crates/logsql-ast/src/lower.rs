@@ -67,3 +67,130 @@ pub fn lower_selector(selector: &Selector) -> Query {
 fn unsupported(stage: &str) -> LowerError {
     LowerError::Unsupported(format!("{stage} stage"))
 }
+
+#[cfg(test)]
+mod tests {
+    use logql_parser::{
+        CmpOp, LabelExtraction, LabelFilter, LineFilter, LineFilterOp, LineFilterValue, MatchOp,
+        Matcher, Parser,
+    };
+
+    use super::*;
+
+    fn m(name: &str, op: MatchOp, value: &str) -> Matcher {
+        Matcher {
+            name: name.into(),
+            op,
+            value: value.into(),
+        }
+    }
+
+    fn expr(pipeline: Vec<Stage>) -> LogExpr {
+        LogExpr {
+            selector: Selector {
+                matchers: vec![m("app", MatchOp::Eq, "api")],
+            },
+            pipeline,
+        }
+    }
+
+    fn line(op: LineFilterOp, values: &[&str]) -> Stage {
+        Stage::LineFilter(LineFilter {
+            op,
+            values: values
+                .iter()
+                .map(|v| LineFilterValue::Literal((*v).into()))
+                .collect(),
+        })
+    }
+
+    fn lowered(pipeline: Vec<Stage>) -> String {
+        lower_log(&expr(pipeline)).unwrap().query.to_string()
+    }
+
+    #[test]
+    fn contains_is_a_quoted_substring_regex() {
+        assert_eq!(
+            lowered(vec![line(LineFilterOp::Contains, &["[ERROR] a.b"])]),
+            r#"{app="api"} and _msg:~"\\[ERROR\\] a\\.b""#
+        );
+    }
+
+    #[test]
+    fn or_alternatives_and_negation() {
+        assert_eq!(
+            lowered(vec![line(LineFilterOp::NotContains, &["a", "b|c"])]),
+            r#"{app="api"} and !_msg:~"(?:a)|(?:b\\|c)""#
+        );
+        assert_eq!(
+            lowered(vec![line(LineFilterOp::Contains, &[""])]),
+            r#"{app="api"}"#
+        );
+        assert_eq!(
+            lowered(vec![line(LineFilterOp::Contains, &["", "x"])]),
+            r#"{app="api"} and _msg:~"x""#
+        );
+        assert_eq!(lowered(vec![line(LineFilterOp::NotContains, &[""])]), "!*");
+    }
+
+    #[test]
+    fn label_filter_after_parser_prefers_stored_field() {
+        let plan = lower_log(&expr(vec![
+            Stage::Parser(Parser::Json(vec![])),
+            Stage::LabelFilter(LabelFilter::Matcher(m("x", MatchOp::Eq, "v"))),
+        ]))
+        .unwrap();
+        assert_eq!(plan.parsed_prefix, Some(PARSED_PREFIX));
+        assert_eq!(
+            plan.query.to_string(),
+            r#"{app="api"} | unpack_json from _msg result_prefix "__lokivl_parsed." | filter "x":="v" or ("x":"" and "__lokivl_parsed.x":="v")"#
+        );
+    }
+
+    #[test]
+    fn label_filter_without_parser_reads_stored_fields_only() {
+        let plan = lower_log(&expr(vec![Stage::LabelFilter(LabelFilter::Number {
+            name: "status".into(),
+            op: CmpOp::Ge,
+            value: 500.0,
+        })]))
+        .unwrap();
+        assert_eq!(plan.parsed_prefix, None);
+        assert_eq!(plan.query.to_string(), r#"{app="api"} and "status":>=500"#);
+    }
+
+    #[test]
+    fn json_field_expressions_copy_from_scratch() {
+        let q = lowered(vec![Stage::Parser(Parser::Json(vec![LabelExtraction {
+            name: "m".into(),
+            expr: Some("req.method".into()),
+        }]))]);
+        assert_eq!(
+            q,
+            r#"{app="api"} | unpack_json from _msg fields ("req.method") result_prefix "__lokivl_tmp." | copy "__lokivl_tmp.req.method" as "__lokivl_parsed.m" | delete "__lokivl_tmp.req.method""#
+        );
+    }
+
+    #[test]
+    fn unsupported_stages_are_named() {
+        let err = lower_log(&expr(vec![Stage::LineFormat("{{.a}}".into())])).unwrap_err();
+        assert_eq!(err, LowerError::Unsupported("line_format stage".into()));
+        let err = lower_log(&expr(vec![Stage::Parser(Parser::Regexp(
+            "(?P<a>.)".into(),
+        ))]))
+        .unwrap_err();
+        assert_eq!(err.to_string(), "unsupported: regexp parser");
+    }
+
+    #[test]
+    fn selector_alone() {
+        let q = lower_selector(&Selector {
+            matchers: vec![m("a", MatchOp::Re, "x|y"), m("b", MatchOp::Neq, "")],
+        });
+        assert_eq!(q.to_string(), r#"{a=~"x|y", b!=""}"#);
+        assert_eq!(
+            lower_selector(&Selector { matchers: vec![] }).to_string(),
+            "*"
+        );
+    }
+}
