@@ -1,4 +1,9 @@
 //! Loki JSON encoders that write bytes directly.
-//! STUB: the codec helper owns this module.
+//!
+//! [`json`] holds the escaping and number writers every encoder shares,
+//! [`stats`] Loki's `stats` tree, and [`streams`] the log-query answer built
+//! from VictoriaLogs NDJSON.
 
+pub mod json;
+pub mod stats;
 pub mod streams;

@@ -1,7 +1,39 @@
 //! NDJSON from VictoriaLogs to Loki's `streams` answer.
-//! STUB: the codec helper replaces this file; the signature is the contract.
+//!
+//! What Loki does, and so what this reproduces (grafana/loki
+//! `pkg/logql/log/labels.go`, `parser.go`, `pkg/logql/engine.go`):
+//!
+//! * Each row's labels come in three categories: **stream** labels (the
+//!   `_stream` set), **structured metadata** (every other VictoriaLogs field
+//!   except `_msg`, `_time`, `_stream`, `_stream_id` and the top-level copies
+//!   of the stream labels) and **parsed** labels (fields whose name starts
+//!   with the plan's `parsed_prefix`, prefix stripped).
+//! * Names are reported in Loki form (`k8s.pod.name` → `k8s_pod_name`).
+//! * A parsed or metadata label whose name is already a stream label is
+//!   renamed `<name>_extracted` (Loki's `BaseHas` check); a parsed label
+//!   replaces a metadata label of the same name.
+//! * Without `categorize-labels`, the three categories are merged into the
+//!   stream's labels, so every distinct combination is its own stream and
+//!   values are `[ts, line]`. With it, `stream` holds the stream labels only
+//!   and every value is `[ts, line, {…}]`, the object holding only non-empty
+//!   `structuredMetadata` / `parsed` maps.
+//! * `limit` keeps the newest entries for `backward`, the oldest for
+//!   `forward`, counted over all streams. Streams are sorted by their
+//!   label-set string ([`crate::labels::write_label_string`]); entries inside a
+//!   stream follow `direction`. Equal timestamps keep VictoriaLogs' order.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::time::Instant;
 
 use crate::direction::Direction;
+use crate::encode::json::{write_i64_str, write_str, write_str_body};
+use crate::encode::stats::{Summary, write_stats_field};
+use crate::labels::{LabelPair, go_quote, is_valid_label_name, parse_stream};
+pub use crate::ndjson::DecodeError;
+use crate::ndjson::{Decoder, Row, Rows};
 
 /// How to build a streams answer.
 #[derive(Debug, Clone)]
@@ -27,20 +59,940 @@ pub struct StreamsSummary {
     pub bytes: usize,
 }
 
-/// Why a backend answer could not be decoded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid response from VictoriaLogs: {0}")]
-pub struct DecodeError(pub String);
-
 /// Decodes VictoriaLogs NDJSON (modified in place by simd-json) and writes the whole
 /// Loki `query_range` JSON body (envelope, `streams`, `stats`) to `out`.
+///
+/// `stats.summary.execTime` is the time spent in this call; use
+/// [`encode_streams_since`] to report the whole query's time.
 ///
 /// # Errors
 /// [`DecodeError`] on malformed NDJSON.
 pub fn encode_streams(
-    _ndjson: &mut [u8],
-    _opts: &StreamsOptions,
-    _out: &mut Vec<u8>,
+    ndjson: &mut [u8],
+    opts: &StreamsOptions,
+    out: &mut Vec<u8>,
 ) -> Result<StreamsSummary, DecodeError> {
-    Err(DecodeError("stub".into()))
+    encode_streams_since(ndjson, opts, Instant::now(), out)
+}
+
+/// Like [`encode_streams`], with `stats.summary.execTime` measured from
+/// `query_start` (when the request arrived) to the moment stats are written.
+///
+/// Scratch buffers are kept per thread, so steady-state calls allocate only
+/// for the stream table and label names that need sanitizing.
+///
+/// # Errors
+/// [`DecodeError`] on malformed NDJSON.
+pub fn encode_streams_since(
+    ndjson: &mut [u8],
+    opts: &StreamsOptions,
+    query_start: Instant,
+    out: &mut Vec<u8>,
+) -> Result<StreamsSummary, DecodeError> {
+    thread_local! {
+        static ENCODER: RefCell<StreamsEncoder> = RefCell::new(StreamsEncoder::new());
+    }
+    ENCODER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut enc) => {
+            let r = enc.encode(ndjson, opts, query_start, out);
+            if ndjson.len() > MAX_RETAINED_INPUT {
+                // Do not keep the buffers of one huge answer alive forever.
+                *enc = StreamsEncoder::new();
+            }
+            r
+        }
+        Err(_) => StreamsEncoder::new().encode(ndjson, opts, query_start, out),
+    })
+}
+
+/// Input size above which the per-thread scratch is released after use.
+const MAX_RETAINED_INPUT: usize = 16 << 20;
+
+/// Reusable state for encoding streams answers: the NDJSON decoder and the
+/// vectors used while grouping. Reuse one per thread (as
+/// [`encode_streams`] does) to avoid per-call allocations.
+#[derive(Debug, Default)]
+pub struct StreamsEncoder {
+    decoder: Decoder,
+    rows: Vec<Row<'static>>,
+    fields: Vec<(&'static str, &'static str)>,
+    order: Vec<u32>,
+    items: Vec<Item>,
+    keys: Vec<u8>,
+    row_stream: Vec<u32>,
+}
+
+/// One kept entry while grouping: its stream key and its position.
+#[derive(Debug, Clone)]
+struct Item {
+    /// The label-set string, a range of `keys`.
+    key: Range<usize>,
+    /// Position in direction order (after the limit).
+    seq: u32,
+    /// Index into the decoded rows.
+    row: u32,
+}
+
+impl StreamsEncoder {
+    /// Creates an encoder with empty scratch space.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes `ndjson` and writes the Loki answer to `out`; see
+    /// [`encode_streams_since`].
+    ///
+    /// # Errors
+    /// [`DecodeError`] on malformed NDJSON; `out` may then hold a partial body.
+    pub fn encode(
+        &mut self,
+        ndjson: &mut [u8],
+        opts: &StreamsOptions,
+        query_start: Instant,
+        out: &mut Vec<u8>,
+    ) -> Result<StreamsSummary, DecodeError> {
+        let mut rows = Rows {
+            rows: recycle(std::mem::take(&mut self.rows)),
+            fields: recycle(std::mem::take(&mut self.fields)),
+        };
+        let result = self.decode_and_write(ndjson, &mut rows, opts, query_start, out);
+        self.rows = recycle(rows.rows);
+        self.fields = recycle(rows.fields);
+        result
+    }
+
+    fn decode_and_write<'a>(
+        &mut self,
+        ndjson: &'a mut [u8],
+        rows: &mut Rows<'a>,
+        opts: &StreamsOptions,
+        query_start: Instant,
+        out: &mut Vec<u8>,
+    ) -> Result<StreamsSummary, DecodeError> {
+        self.decoder.decode(ndjson, rows)?;
+        let parsed = parse_streams(&rows.rows, &mut self.row_stream)?;
+        self.keys.clear();
+        let infos: Vec<StreamInfo<'_>> = parsed
+            .iter()
+            .map(|p| StreamInfo::new(p, &mut self.keys))
+            .collect();
+        let prefix = opts.parsed_prefix.filter(|p| !p.is_empty());
+
+        // Direction order, then the limit.
+        self.order.clear();
+        self.order.extend(0..rows.rows.len() as u32);
+        let all = &rows.rows;
+        match opts.direction {
+            Direction::Forward => self
+                .order
+                .sort_unstable_by_key(|&i| (all[i as usize].time_ns, i)),
+            Direction::Backward => {
+                self.order
+                    .sort_unstable_by_key(|&i| (std::cmp::Reverse(all[i as usize].time_ns), i));
+            }
+        }
+        self.order.truncate(opts.limit);
+
+        // Group key per kept entry.
+        let mut labels: Vec<Lbl<'_>> = Vec::new();
+        let mut merged: Vec<Lbl<'_>> = Vec::new();
+        self.items.clear();
+        for (seq, &r) in self.order.iter().enumerate() {
+            let row = &all[r as usize];
+            let info = &infos[self.row_stream[r as usize] as usize];
+            let key = if opts.categorize {
+                info.key.clone()
+            } else {
+                row_labels(info, rows.fields_of(row), prefix, &mut labels);
+                merge_labels(&info.labels, &labels, &mut merged);
+                let start = self.keys.len();
+                write_label_key(&mut self.keys, &merged);
+                start..self.keys.len()
+            };
+            self.items.push(Item {
+                key,
+                seq: seq as u32,
+                row: r,
+            });
+        }
+        let keys = &self.keys;
+        self.items.sort_unstable_by(|a, b| {
+            keys[a.key.clone()]
+                .cmp(&keys[b.key.clone()])
+                .then(a.seq.cmp(&b.seq))
+        });
+
+        // Write.
+        let mut summary = StreamsSummary::default();
+        out.reserve(ndjson_estimate(rows) + 2048);
+        out.extend_from_slice(b"{\"status\":\"success\",\"data\":{\"resultType\":\"streams\",");
+        if opts.categorize {
+            out.extend_from_slice(b"\"encodingFlags\":[\"categorize-labels\"],");
+        }
+        out.extend_from_slice(b"\"result\":[");
+        let mut i = 0;
+        while i < self.items.len() {
+            let key = &keys[self.items[i].key.clone()];
+            let mut j = i + 1;
+            while j < self.items.len() && keys[self.items[j].key.clone()] == *key {
+                j += 1;
+            }
+            if summary.streams > 0 {
+                out.push(b',');
+            }
+            summary.streams += 1;
+
+            let first = &all[self.items[i].row as usize];
+            let info = &infos[self.row_stream[self.items[i].row as usize] as usize];
+            out.extend_from_slice(b"{\"stream\":");
+            if opts.categorize {
+                write_label_object(out, &info.labels);
+            } else {
+                row_labels(info, rows.fields_of(first), prefix, &mut labels);
+                merge_labels(&info.labels, &labels, &mut merged);
+                write_label_object(out, &merged);
+            }
+            out.extend_from_slice(b",\"values\":[");
+            for (n, item) in self.items[i..j].iter().enumerate() {
+                let row = &all[item.row as usize];
+                if n > 0 {
+                    out.push(b',');
+                }
+                out.push(b'[');
+                write_i64_str(out, row.time_ns);
+                out.push(b',');
+                write_str(out, row.msg);
+                if opts.categorize {
+                    let info = &infos[self.row_stream[item.row as usize] as usize];
+                    row_labels(info, rows.fields_of(row), prefix, &mut labels);
+                    out.push(b',');
+                    write_categorized(out, &labels);
+                }
+                out.push(b']');
+                summary.entries += 1;
+                summary.bytes += row.msg.len();
+            }
+            out.extend_from_slice(b"]}");
+            i = j;
+        }
+        out.extend_from_slice(b"],");
+
+        let msg_bytes: usize = all.iter().map(|r| r.msg.len()).sum();
+        let field_bytes: usize = rows.fields.iter().map(|(k, v)| k.len() + v.len()).sum();
+        let stats = Summary {
+            total_bytes_processed: (msg_bytes + field_bytes) as u64,
+            total_lines_processed: all.len() as u64,
+            exec_time_secs: query_start.elapsed().as_secs_f64(),
+            total_entries_returned: summary.entries as u64,
+            total_post_filter_lines: all.len() as u64,
+            total_structured_metadata_bytes_processed: field_bytes as u64,
+            ..Summary::default()
+        };
+        write_stats_field(out, &stats);
+        out.extend_from_slice(b"}}");
+        Ok(summary)
+    }
+}
+
+/// A rough output size, to reserve once.
+fn ndjson_estimate(rows: &Rows<'_>) -> usize {
+    rows.rows.iter().map(|r| r.msg.len() + 32).sum()
+}
+
+/// Reuses a vector's allocation for a type of the same layout (here: the
+/// same type with a different lifetime). The standard library collects a
+/// `vec::IntoIter` adapter in place, so no allocation happens.
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
+}
+
+/// A label name as Loki reports it, kept as the raw VictoriaLogs name plus
+/// how to print it, so that dotted names need no allocation.
+#[derive(Debug, Clone, Copy)]
+struct Name<'s> {
+    raw: &'s str,
+    /// `raw` is already a valid label name.
+    clean: bool,
+    /// Loki appended `_extracted` (collision with a stream label).
+    extracted: bool,
+}
+
+impl<'s> Name<'s> {
+    fn new(raw: &'s str) -> Self {
+        Self {
+            raw,
+            clean: is_valid_label_name(raw),
+            extracted: false,
+        }
+    }
+
+    /// The Loki form's bytes: `_` for a leading digit, `_` for every
+    /// character outside `[a-zA-Z0-9_]`, then the `_extracted` suffix.
+    fn bytes(&self) -> impl Iterator<Item = u8> + Clone + 's {
+        let clean = self.clean;
+        let lead =
+            (!clean && self.raw.as_bytes().first().is_some_and(u8::is_ascii_digit)).then_some(b'_');
+        let body = self.raw.chars().map(move |c| {
+            if clean || c.is_ascii_alphanumeric() || c == '_' {
+                c as u8
+            } else {
+                b'_'
+            }
+        });
+        let suffix: &'static [u8] = if self.extracted { b"_extracted" } else { b"" };
+        lead.into_iter().chain(body).chain(suffix.iter().copied())
+    }
+
+    fn cmp(&self, other: &Name<'_>) -> Ordering {
+        if self.clean && other.clean && !self.extracted && !other.extracted {
+            self.raw.cmp(other.raw)
+        } else {
+            self.bytes().cmp(other.bytes())
+        }
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        if self.clean {
+            out.extend_from_slice(self.raw.as_bytes());
+            if self.extracted {
+                out.extend_from_slice(b"_extracted");
+            }
+        } else {
+            out.extend(self.bytes());
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Stream,
+    Metadata,
+    Parsed,
+}
+
+/// One label of a row.
+#[derive(Debug, Clone, Copy)]
+struct Lbl<'s> {
+    name: Name<'s>,
+    value: &'s str,
+    kind: Kind,
+}
+
+/// The `_stream` label pairs as parsed (raw names, unescaped values).
+type StreamPairs<'a> = Vec<LabelPair<'a>>;
+
+/// Parses every distinct `_stream` of an answer once and records each row's
+/// stream number in `row_stream`.
+fn parse_streams<'a>(
+    rows: &[Row<'a>],
+    row_stream: &mut Vec<u32>,
+) -> Result<Vec<StreamPairs<'a>>, DecodeError> {
+    row_stream.clear();
+    let mut parsed: Vec<StreamPairs<'a>> = Vec::new();
+    let mut index: HashMap<&'a str, u32> = HashMap::new();
+    let mut last: Option<(&'a str, u32)> = None;
+    for row in rows {
+        // Consecutive rows usually share a stream: skip the hash lookup.
+        if let Some((s, id)) = last
+            && s == row.stream
+        {
+            row_stream.push(id);
+            continue;
+        }
+        let id = match index.get(row.stream) {
+            Some(&id) => id,
+            None => {
+                let pairs = parse_stream(row.stream).map_err(|e| DecodeError(e.to_string()))?;
+                let id = parsed.len() as u32;
+                parsed.push(pairs);
+                index.insert(row.stream, id);
+                id
+            }
+        };
+        last = Some((row.stream, id));
+        row_stream.push(id);
+    }
+    Ok(parsed)
+}
+
+/// A distinct stream: its labels in Loki form and its key.
+#[derive(Debug)]
+struct StreamInfo<'s> {
+    /// The parsed pairs, to recognise top-level copies of stream fields.
+    pairs: &'s [LabelPair<'s>],
+    /// Labels in Loki form, sorted by name.
+    labels: Vec<Lbl<'s>>,
+    /// The label-set string, a range of the shared key buffer.
+    key: Range<usize>,
+}
+
+impl<'s> StreamInfo<'s> {
+    /// Builds the Loki labels of `pairs` and appends its key to `keys`.
+    fn new(pairs: &'s [LabelPair<'s>], keys: &mut Vec<u8>) -> Self {
+        let mut labels: Vec<Lbl<'s>> = pairs
+            .iter()
+            .filter(|(n, _)| !n.is_empty())
+            .map(|(n, v)| Lbl {
+                name: Name::new(n),
+                value: v,
+                kind: Kind::Stream,
+            })
+            .collect();
+        labels.sort_by(|a, b| a.name.cmp(&b.name));
+        // Two raw names may sanitize to one Loki name: keep the last.
+        dedup_last(&mut labels);
+        let start = keys.len();
+        write_label_key(keys, &labels);
+        Self {
+            pairs,
+            labels,
+            key: start..keys.len(),
+        }
+    }
+
+    fn has_raw(&self, name: &str) -> bool {
+        self.pairs.iter().any(|(n, _)| n == name)
+    }
+
+    fn has_name(&self, name: &Name<'_>) -> bool {
+        self.labels
+            .iter()
+            .any(|l| l.name.cmp(name) == Ordering::Equal)
+    }
+}
+
+/// Keeps the last label of every run of equal names (input sorted by name
+/// with a stable sort, so "last" is the last in input order).
+fn dedup_last(v: &mut Vec<Lbl<'_>>) {
+    let mut w = 0;
+    for r in 0..v.len() {
+        if w > 0 && v[w - 1].name.cmp(&v[r].name) == Ordering::Equal {
+            v[w - 1] = v[r];
+        } else {
+            v[w] = v[r];
+            w += 1;
+        }
+    }
+    v.truncate(w);
+}
+
+/// Collects a row's structured metadata and parsed labels, sorted by Loki
+/// name, with Loki's collision rules applied.
+fn row_labels<'s>(
+    stream: &StreamInfo<'s>,
+    fields: &[(&'s str, &'s str)],
+    prefix: Option<&str>,
+    out: &mut Vec<Lbl<'s>>,
+) {
+    out.clear();
+    for &(k, v) in fields {
+        let (raw, kind) = match prefix.and_then(|p| k.strip_prefix(p)) {
+            Some(stripped) => (stripped, Kind::Parsed),
+            None => {
+                if stream.has_raw(k) {
+                    continue; // VictoriaLogs' top-level copy of a stream label.
+                }
+                (k, Kind::Metadata)
+            }
+        };
+        if raw.is_empty() {
+            continue;
+        }
+        let mut name = Name::new(raw);
+        if stream.has_name(&name) {
+            name.extracted = true;
+        }
+        out.push(Lbl {
+            name,
+            value: v,
+            kind,
+        });
+    }
+    // Stable: among equal names the input order is kept.
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    // Parsed beats metadata; within a kind the last one wins.
+    let mut w = 0;
+    for r in 0..out.len() {
+        if w > 0 && out[w - 1].name.cmp(&out[r].name) == Ordering::Equal {
+            if !(out[w - 1].kind == Kind::Parsed && out[r].kind == Kind::Metadata) {
+                out[w - 1] = out[r];
+            }
+        } else {
+            out[w] = out[r];
+            w += 1;
+        }
+    }
+    out.truncate(w);
+}
+
+/// Merges sorted stream labels and sorted row labels into one sorted set
+/// (row labels win on equal names).
+fn merge_labels<'s>(stream: &[Lbl<'s>], row: &[Lbl<'s>], out: &mut Vec<Lbl<'s>>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < stream.len() && j < row.len() {
+        match stream[i].name.cmp(&row[j].name) {
+            Ordering::Less => {
+                out.push(stream[i]);
+                i += 1;
+            }
+            Ordering::Greater => {
+                out.push(row[j]);
+                j += 1;
+            }
+            Ordering::Equal => {
+                out.push(row[j]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&stream[i..]);
+    out.extend_from_slice(&row[j..]);
+}
+
+/// Writes the Loki label-set string (`{a="1", b="2"}`) used to sort streams.
+fn write_label_key(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
+    out.push(b'{');
+    for (i, l) in labels.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b", ");
+        }
+        l.name.write(out);
+        out.push(b'=');
+        go_quote(out, l.value);
+    }
+    out.push(b'}');
+}
+
+/// Writes `{"name":"value",…}`.
+fn write_label_object(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
+    out.push(b'{');
+    for (i, l) in labels.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        l.name.write(out);
+        out.extend_from_slice(b"\":\"");
+        write_str_body(out, l.value);
+        out.push(b'"');
+    }
+    out.push(b'}');
+}
+
+/// Writes the third element of a categorized entry.
+fn write_categorized(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
+    out.push(b'{');
+    let mut wrote = false;
+    for (key, kind) in [
+        ("structuredMetadata", Kind::Metadata),
+        ("parsed", Kind::Parsed),
+    ] {
+        if !labels.iter().any(|l| l.kind == kind) {
+            continue;
+        }
+        if wrote {
+            out.push(b',');
+        }
+        wrote = true;
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":{");
+        let mut first = true;
+        for l in labels.iter().filter(|l| l.kind == kind) {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.push(b'"');
+            l.name.write(out);
+            out.extend_from_slice(b"\":\"");
+            write_str_body(out, l.value);
+            out.push(b'"');
+        }
+        out.push(b'}');
+    }
+    out.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T1: &str = "2024-08-22T11:20:00.000000001Z"; // 1724325600000000001
+    const T2: &str = "2024-08-22T11:20:00.000000002Z";
+    const T3: &str = "2024-08-22T11:20:00.000000003Z";
+    const T4: &str = "2024-08-22T11:20:00.000000004Z";
+    const T5: &str = "2024-08-22T11:20:00.000000005Z";
+
+    fn opts(
+        direction: Direction,
+        limit: usize,
+        categorize: bool,
+        parsed_prefix: Option<&'static str>,
+    ) -> StreamsOptions {
+        StreamsOptions {
+            direction,
+            limit,
+            categorize,
+            parsed_prefix,
+        }
+    }
+
+    fn back(categorize: bool) -> StreamsOptions {
+        opts(Direction::Backward, 100, categorize, None)
+    }
+
+    /// One NDJSON line; `stream` is the `_stream` value, `fields` extra fields.
+    fn line(time: &str, stream: &str, msg: &str, fields: &[(&str, &str)]) -> String {
+        let mut obj = serde_json::Map::new();
+        obj.insert("_time".into(), time.into());
+        obj.insert("_stream_id".into(), "00000000000000001".into());
+        obj.insert("_stream".into(), stream.into());
+        obj.insert("_msg".into(), msg.into());
+        for (k, v) in fields {
+            obj.insert((*k).into(), (*v).into());
+        }
+        let mut s = serde_json::Value::Object(obj).to_string();
+        s.push('\n');
+        s
+    }
+
+    /// Runs the encoder and splits the answer into the part before `"stats"`
+    /// (compared byte for byte) and the parsed whole.
+    fn run(body: &str, o: &StreamsOptions) -> (String, StreamsSummary, serde_json::Value) {
+        let mut buf = body.as_bytes().to_vec();
+        let mut out = Vec::new();
+        let summary = encode_streams(&mut buf, o, &mut out).unwrap_or_else(|e| panic!("{e}"));
+        let text = String::from_utf8(out).unwrap_or_default();
+        let value: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        let head = text
+            .split(",\"stats\":{")
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(text.ends_with("}}}}"), "{text}");
+        (head, summary, value)
+    }
+
+    const HEAD: &str = r#"{"status":"success","data":{"resultType":"streams","#;
+    const FLAG: &str = r#""encodingFlags":["categorize-labels"],"#;
+
+    fn api_rows() -> String {
+        let s = r#"{app="api",env="prod"}"#;
+        line(
+            T1,
+            s,
+            "one",
+            &[("app", "api"), ("env", "prod"), ("trace_id", "abc")],
+        ) + &line(T2, s, "two", &[("app", "api"), ("env", "prod")])
+            + &line(
+                T3,
+                s,
+                "three",
+                &[("app", "api"), ("env", "prod"), ("trace_id", "abc")],
+            )
+    }
+
+    #[test]
+    fn without_categorize_metadata_splits_streams_into_two_tuples() {
+        let (head, summary, v) = run(&api_rows(), &back(false));
+        // `{app="api", env="prod", trace_id="abc"}` < `{app="api", env="prod"}` (',' < '}').
+        let expected = String::from(HEAD)
+            + r#""result":["#
+            + r#"{"stream":{"app":"api","env":"prod","trace_id":"abc"},"values":[["1724325600000000003","three"],["1724325600000000001","one"]]},"#
+            + r#"{"stream":{"app":"api","env":"prod"},"values":[["1724325600000000002","two"]]}"#
+            + "]";
+        assert_eq!(head, expected);
+        assert_eq!(
+            summary,
+            StreamsSummary {
+                entries: 3,
+                streams: 2,
+                bytes: 11
+            }
+        );
+        assert_eq!(v["data"]["stats"]["summary"]["totalEntriesReturned"], 3);
+        assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 3);
+        assert!(v["data"].get("encodingFlags").is_none());
+    }
+
+    #[test]
+    fn with_categorize_every_entry_is_a_three_tuple() {
+        let (head, summary, _) = run(&api_rows(), &back(true));
+        let expected = String::from(HEAD)
+            + FLAG
+            + r#""result":[{"stream":{"app":"api","env":"prod"},"values":["#
+            + r#"["1724325600000000003","three",{"structuredMetadata":{"trace_id":"abc"}}],"#
+            + r#"["1724325600000000002","two",{}],"#
+            + r#"["1724325600000000001","one",{"structuredMetadata":{"trace_id":"abc"}}]]}]"#;
+        assert_eq!(head, expected);
+        assert_eq!(summary.streams, 1);
+    }
+
+    #[test]
+    fn streams_sort_by_label_string() {
+        // `{app="a", env="x"}` sorts before `{app="a"}` because ',' < '}'.
+        let body = line(T1, r#"{app="b"}"#, "b", &[])
+            + &line(T2, r#"{app="a"}"#, "a", &[])
+            + &line(T3, r#"{app="a",env="x"}"#, "ax", &[])
+            + &line(T4, r#"{app="B"}"#, "B", &[]);
+        let (head, _, _) = run(&body, &back(true));
+        let expected = String::from(HEAD)
+            + FLAG
+            + r#""result":["#
+            + r#"{"stream":{"app":"B"},"values":[["1724325600000000004","B",{}]]},"#
+            + r#"{"stream":{"app":"a","env":"x"},"values":[["1724325600000000003","ax",{}]]},"#
+            + r#"{"stream":{"app":"a"},"values":[["1724325600000000002","a",{}]]},"#
+            + r#"{"stream":{"app":"b"},"values":[["1724325600000000001","b",{}]]}]"#;
+        assert_eq!(head, expected);
+    }
+
+    fn mixed_order_rows() -> String {
+        // Not in time order, as VictoriaLogs may send them.
+        line(T3, r#"{app="a"}"#, "a3", &[])
+            + &line(T1, r#"{app="b"}"#, "b1", &[])
+            + &line(T5, r#"{app="a"}"#, "a5", &[])
+            + &line(T2, r#"{app="a"}"#, "a2", &[])
+            + &line(T4, r#"{app="b"}"#, "b4", &[])
+    }
+
+    #[test]
+    fn backward_limit_keeps_newest_across_streams() {
+        let (head, summary, _) = run(
+            &mixed_order_rows(),
+            &opts(Direction::Backward, 3, false, None),
+        );
+        let expected = String::from(HEAD)
+            + r#""result":["#
+            + r#"{"stream":{"app":"a"},"values":[["1724325600000000005","a5"],["1724325600000000003","a3"]]},"#
+            + r#"{"stream":{"app":"b"},"values":[["1724325600000000004","b4"]]}]"#;
+        assert_eq!(head, expected);
+        assert_eq!(summary.entries, 3);
+    }
+
+    #[test]
+    fn forward_limit_keeps_oldest_across_streams() {
+        let (head, _, v) = run(
+            &mixed_order_rows(),
+            &opts(Direction::Forward, 3, false, None),
+        );
+        let expected = String::from(HEAD)
+            + r#""result":["#
+            + r#"{"stream":{"app":"a"},"values":[["1724325600000000002","a2"],["1724325600000000003","a3"]]},"#
+            + r#"{"stream":{"app":"b"},"values":[["1724325600000000001","b1"]]}]"#;
+        assert_eq!(head, expected);
+        assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 5);
+        assert_eq!(v["data"]["stats"]["summary"]["totalEntriesReturned"], 3);
+    }
+
+    #[test]
+    fn forward_without_limit_pressure_orders_oldest_first() {
+        let (head, _, _) = run(
+            &mixed_order_rows(),
+            &opts(Direction::Forward, 100, false, None),
+        );
+        assert!(head.contains(r#"{"stream":{"app":"b"},"values":[["1724325600000000001","b1"],["1724325600000000004","b4"]]}"#), "{head}");
+    }
+
+    fn parsed_rows() -> String {
+        let s = r#"{app="api"}"#;
+        line(
+            T1,
+            s,
+            r#"{"level":"error","app":"x"}"#,
+            &[
+                ("app", "api"),
+                ("trace_id", "sm"),
+                ("p.level", "error"),
+                ("p.app", "x"),
+                ("p.trace_id", "parsed"),
+            ],
+        )
+    }
+
+    #[test]
+    fn parsed_labels_with_extracted_collision_categorized() {
+        let (head, _, _) = run(
+            &parsed_rows(),
+            &opts(Direction::Backward, 100, true, Some("p.")),
+        );
+        let expected = String::from(HEAD)
+            + FLAG
+            + r#""result":[{"stream":{"app":"api"},"values":[["1724325600000000001","{\"level\":\"error\",\"app\":\"x\"}","#
+            + r#"{"parsed":{"app_extracted":"x","level":"error","trace_id":"parsed"}}]]}]"#;
+        assert_eq!(head, expected);
+    }
+
+    #[test]
+    fn parsed_labels_merge_into_stream_without_categorize() {
+        let (head, _, _) = run(
+            &parsed_rows(),
+            &opts(Direction::Backward, 100, false, Some("p.")),
+        );
+        let expected = String::from(HEAD)
+            + r#""result":[{"stream":{"app":"api","app_extracted":"x","level":"error","trace_id":"parsed"},"#
+            + r#""values":[["1724325600000000001","{\"level\":\"error\",\"app\":\"x\"}"]]}]"#;
+        assert_eq!(head, expected);
+    }
+
+    #[test]
+    fn metadata_and_parsed_both_present() {
+        let body = line(
+            T1,
+            r#"{app="api"}"#,
+            "m",
+            &[("app", "api"), ("trace_id", "t1"), ("p.status", "500")],
+        );
+        let (head, _, _) = run(&body, &opts(Direction::Backward, 100, true, Some("p.")));
+        assert!(
+            head.contains(r#"["1724325600000000001","m",{"structuredMetadata":{"trace_id":"t1"},"parsed":{"status":"500"}}]"#),
+            "{head}"
+        );
+    }
+
+    #[test]
+    fn dotted_names_are_sanitized() {
+        let body = line(
+            T1,
+            r#"{service.name="checkout",k8s.namespace="prod"}"#,
+            "m",
+            &[
+                ("service.name", "checkout"),
+                ("k8s.namespace", "prod"),
+                ("k8s.pod.name", "pod-1"),
+                ("9lives", "x"),
+            ],
+        );
+        let (head, _, _) = run(&body, &back(true));
+        let expected = String::from(HEAD)
+            + FLAG
+            + r#""result":[{"stream":{"k8s_namespace":"prod","service_name":"checkout"},"values":[["1724325600000000001","m","#
+            + r#"{"structuredMetadata":{"_9lives":"x","k8s_pod_name":"pod-1"}}]]}]"#;
+        assert_eq!(head, expected);
+        let (head, _, _) = run(&body, &back(false));
+        assert!(
+            head.contains(r#"{"stream":{"_9lives":"x","k8s_namespace":"prod","k8s_pod_name":"pod-1","service_name":"checkout"}"#),
+            "{head}"
+        );
+    }
+
+    #[test]
+    fn escapes_and_unicode() {
+        let body = line(
+            T1,
+            r#"{app="we\"ird \\ é"}"#,
+            "quote \" <b> & \n tab\t é 😀 \u{1}",
+            &[("k", "v\"<")],
+        );
+        let (head, _, _) = run(&body, &back(true));
+        let expected = String::from(HEAD)
+            + FLAG
+            + r#""result":[{"stream":{"app":"we\"ird \\ é"},"values":[["1724325600000000001","#
+            + r#""quote \" \u003cb\u003e \u0026 \n tab\t é 😀 \u0001","#
+            + r#"{"structuredMetadata":{"k":"v\"\u003c"}}]]}]"#;
+        assert_eq!(head, expected);
+    }
+
+    #[test]
+    fn empty_result() {
+        for categorize in [false, true] {
+            let (head, summary, v) = run("", &back(categorize));
+            let flag = if categorize { FLAG } else { "" };
+            assert_eq!(head, String::from(HEAD) + flag + r#""result":[]"#);
+            assert_eq!(summary, StreamsSummary::default());
+            assert_eq!(v["data"]["stats"]["summary"]["totalEntriesReturned"], 0);
+        }
+    }
+
+    #[test]
+    fn zero_limit_returns_no_entries() {
+        let (head, _, _) = run(&api_rows(), &opts(Direction::Backward, 0, false, None));
+        assert_eq!(head, String::from(HEAD) + r#""result":[]"#);
+    }
+
+    #[test]
+    fn equal_timestamps_keep_backend_order() {
+        let body =
+            line(T1, r#"{app="a"}"#, "first", &[]) + &line(T1, r#"{app="a"}"#, "second", &[]);
+        for dir in [Direction::Backward, Direction::Forward] {
+            let (head, _, _) = run(&body, &opts(dir, 100, false, None));
+            assert!(
+                head.contains(
+                    r#"[["1724325600000000001","first"],["1724325600000000001","second"]]"#
+                ),
+                "{head}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_input_is_an_error() {
+        for bad in [
+            "{",
+            "{\"_msg\":\"no time\"}\n",
+            "{\"_time\":\"2024-08-22T11:20:00Z\",\"_stream\":\"{app=\"}\n",
+        ] {
+            let mut buf = bad.as_bytes().to_vec();
+            let mut out = Vec::new();
+            assert!(
+                encode_streams(&mut buf, &back(false), &mut out).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn output_matches_serde_json_reference_for_many_rows() {
+        // Cross-check the hand-written writer against serde_json on varied data.
+        let mut body = String::new();
+        for i in 0..200 {
+            let t = format!("2024-08-22T11:20:{:02}.{:09}Z", i % 60, i);
+            let stream = format!("{{app=\"a{}\",env=\"e{}\"}}", i % 3, i % 2);
+            let msg = format!("msg {i} <{}> \"q\"", "x".repeat(i % 7));
+            body += &line(
+                &t,
+                &stream,
+                &msg,
+                &[
+                    ("app", "ignored-copy"),
+                    ("trace_id", &format!("t{}", i % 4)),
+                ],
+            );
+        }
+        let (_, summary, v) = run(&body, &opts(Direction::Backward, 150, true, None));
+        assert_eq!(summary.entries, 150);
+        let result = v["data"]["result"].as_array().cloned().unwrap_or_default();
+        assert_eq!(result.len(), 6);
+        let mut total = 0;
+        let mut last_key = String::new();
+        for s in &result {
+            let labels = s["stream"].as_object().cloned().unwrap_or_default();
+            let key = format!(
+                "{{{}}}",
+                labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            assert!(key > last_key, "{key} after {last_key}");
+            last_key = key;
+            let values = s["values"].as_array().cloned().unwrap_or_default();
+            let ts: Vec<i64> = values
+                .iter()
+                .filter_map(|e| e[0].as_str()?.parse().ok())
+                .collect();
+            assert!(ts.windows(2).all(|w| w[0] >= w[1]), "backward order");
+            for e in &values {
+                assert_eq!(e.as_array().map(Vec::len), Some(3));
+                assert!(e[2]["structuredMetadata"]["trace_id"].is_string());
+            }
+            total += values.len();
+        }
+        assert_eq!(total, 150);
+    }
 }
