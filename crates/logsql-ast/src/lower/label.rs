@@ -27,18 +27,63 @@ pub(crate) fn lower(filter: &LabelFilter, parsed: bool) -> Result<Filter, LowerE
         LabelFilter::And(a, b) => Filter::and([lower(a, parsed)?, lower(b, parsed)?]),
         LabelFilter::Or(a, b) => Filter::or([lower(a, parsed)?, lower(b, parsed)?]),
         LabelFilter::Paren(inner) => lower(inner, parsed)?,
-        LabelFilter::Matcher(m) => matcher(m, &candidates(&m.name, parsed)?)?,
-        LabelFilter::Number { name, op, value } => compare(&candidates(name, parsed)?, *op, *value),
-        LabelFilter::Duration { name, op, value } => {
-            compare(&candidates(name, parsed)?, *op, value.as_nanos() as f64)
+        LabelFilter::Matcher(m) => resolve(&m.name, parsed, &|fields| matcher(m, fields))?,
+        LabelFilter::Number { name, op, value } => {
+            resolve(name, parsed, &|fields| Ok(compare(fields, *op, *value)))?
         }
-        LabelFilter::Bytes { name, op, value } => {
-            compare(&candidates(name, parsed)?, *op, *value as f64)
-        }
+        LabelFilter::Duration { name, op, value } => resolve(name, parsed, &|fields| {
+            Ok(compare(fields, *op, value.as_nanos() as f64))
+        })?,
+        LabelFilter::Bytes { name, op, value } => resolve(name, parsed, &|fields| {
+            Ok(compare(fields, *op, *value as f64))
+        })?,
         LabelFilter::Ip { .. } => {
             return Err(LowerError::Unsupported("label filter with ip()".into()));
         }
     })
+}
+
+/// Applies `pred` (a predicate on "the value of the first non-empty field")
+/// to the fields that hold Loki label `name`.
+///
+/// After a parser, Loki names a parsed label `x_extracted` when a stream label
+/// `x` exists; so `x_extracted` reads parsed `x` while stored `x` is non-empty,
+/// and an ordinary label named `x_extracted` otherwise.
+fn resolve(
+    name: &str,
+    parsed: bool,
+    pred: &dyn Fn(&[String]) -> Result<Filter, LowerError>,
+) -> Result<Filter, LowerError> {
+    let plain = pred(&candidates(name, parsed)?)?;
+    let Some(base) = name
+        .strip_suffix("_extracted")
+        .filter(|b| parsed && !b.is_empty())
+    else {
+        return Ok(plain);
+    };
+    let stored: Vec<String> = candidates(base, false)?
+        .into_iter()
+        .filter(|f| !f.starts_with(PARSED_PREFIX))
+        .collect();
+    if stored.is_empty() {
+        return Ok(plain);
+    }
+    let renamed: Vec<String> = spellings(base)
+        .iter()
+        .map(|s| format!("{PARSED_PREFIX}{s}"))
+        .collect();
+    Ok(Filter::or([
+        Filter::and([
+            Filter::or(stored.iter().map(|f| Filter::NonEmpty(f.clone()))),
+            pred(&renamed)?,
+        ]),
+        Filter::and(
+            stored
+                .iter()
+                .map(|f| Filter::Empty(f.clone()))
+                .chain([plain]),
+        ),
+    ]))
 }
 
 /// The VictoriaLogs fields that can hold Loki label `name`, by precedence.
