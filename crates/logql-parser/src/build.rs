@@ -23,7 +23,11 @@ pub(crate) type Built<T> = Result<T, ParseError>;
 pub(crate) fn string(input: &str, p: &Pair<'_, Rule>) -> Built<String> {
     unquote(p.as_str()).map_err(|msg| {
         let (line, col) = line_col(input, p.as_span().start());
-        ParseError::Syntax { line, col, msg: msg.to_string() }
+        ParseError::Syntax {
+            line,
+            col,
+            msg: msg.to_string(),
+        }
     })
 }
 
@@ -44,6 +48,10 @@ pub(crate) fn unexpected_at(input: &str, pos: usize) -> ParseError {
             col: t.col,
             msg: format!("syntax error: unexpected {}", t.name),
         },
-        None => ParseError::Syntax { line: 1, col: 1, msg: "syntax error".into() },
+        None => ParseError::Syntax {
+            line: 1,
+            col: 1,
+            msg: "syntax error".into(),
+        },
     }
 }

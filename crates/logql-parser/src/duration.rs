@@ -47,13 +47,17 @@ impl Duration {
         let mut total: i64 = 0;
         let mut last_pos = 0usize;
         while !rest.is_empty() {
-            let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+            let digits = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
             if digits == 0 {
                 return Err(invalid());
             }
             let v: u64 = rest[..digits].parse().map_err(|_| invalid())?;
             rest = &rest[digits..];
-            let ulen = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+            let ulen = rest
+                .find(|c: char| c.is_ascii_digit())
+                .unwrap_or(rest.len());
             if ulen == 0 {
                 return Err(invalid());
             }
@@ -221,15 +225,27 @@ mod tests {
 
     #[test]
     fn parses_prometheus_and_go_forms() {
-        assert_eq!(Duration::parse_prometheus("1h30m").unwrap(), Duration(5_400_000_000_000));
+        assert_eq!(
+            Duration::parse_prometheus("1h30m").unwrap(),
+            Duration(5_400_000_000_000)
+        );
         assert_eq!(
             Duration::parse_prometheus("5minutes").unwrap_err(),
             "unknown unit \"minutes\" in duration \"5minutes\""
         );
         assert!(Duration::parse_prometheus("1.5h").is_err());
-        assert_eq!(Duration::parse_loki("1.5h").unwrap(), Duration(5_400_000_000_000));
-        assert_eq!(Duration::parse_loki("250ms").unwrap(), Duration(250_000_000));
-        assert_eq!(Duration::parse_loki("-5m").unwrap(), Duration(-300_000_000_000));
+        assert_eq!(
+            Duration::parse_loki("1.5h").unwrap(),
+            Duration(5_400_000_000_000)
+        );
+        assert_eq!(
+            Duration::parse_loki("250ms").unwrap(),
+            Duration(250_000_000)
+        );
+        assert_eq!(
+            Duration::parse_loki("-5m").unwrap(),
+            Duration(-300_000_000_000)
+        );
         assert_eq!(Duration::parse_loki("1w").unwrap().as_secs_f64(), 604_800.0);
         assert!(Duration::parse_loki("5x").is_err());
     }

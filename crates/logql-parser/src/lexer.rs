@@ -30,20 +30,72 @@ pub(crate) struct LexError {
 }
 
 const KEYWORDS: [&str; 26] = [
-    "by", "without", "bool", "on", "ignoring", "group_left", "group_right", "or", "and", "unless",
-    "json", "regexp", "logfmt", "unpack", "pattern", "label_format", "line_format", "ip",
-    "decolorize", "drop", "keep", "unwrap", "offset", "label_replace", "variants", "of",
+    "by",
+    "without",
+    "bool",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "or",
+    "and",
+    "unless",
+    "json",
+    "regexp",
+    "logfmt",
+    "unpack",
+    "pattern",
+    "label_format",
+    "line_format",
+    "ip",
+    "decolorize",
+    "drop",
+    "keep",
+    "unwrap",
+    "offset",
+    "label_replace",
+    "variants",
+    "of",
 ];
 
-const FUNCTIONS: [&str; 30] = [
-    "rate", "rate_counter", "count_over_time", "bytes_rate", "bytes_over_time", "avg_over_time",
-    "sum_over_time", "min_over_time", "max_over_time", "stdvar_over_time", "stddev_over_time",
-    "quantile_over_time", "first_over_time", "last_over_time", "absent_over_time", "vector",
-    "sum", "avg", "max", "min", "count", "stddev", "stdvar", "bottomk", "topk", "sort",
-    "sort_desc", "approx_topk", "duration_seconds", "duration",
+const FUNCTIONS: [&str; 32] = [
+    "rate",
+    "rate_counter",
+    "count_over_time",
+    "bytes_rate",
+    "bytes_over_time",
+    "avg_over_time",
+    "sum_over_time",
+    "min_over_time",
+    "max_over_time",
+    "stdvar_over_time",
+    "stddev_over_time",
+    "quantile_over_time",
+    "first_over_time",
+    "last_over_time",
+    "absent_over_time",
+    "vector",
+    "sum",
+    "avg",
+    "max",
+    "min",
+    "count",
+    "stddev",
+    "stdvar",
+    "bottomk",
+    "topk",
+    "sort",
+    "sort_desc",
+    "approx_topk",
+    "duration_seconds",
+    "duration",
+    "ip",
+    "label_replace",
 ];
 
-const TWO_CHAR: [&str; 11] = ["!=", "=~", "!~", "!>", "|=", "|~", "|>", "==", ">=", "<=", "!="];
+const TWO_CHAR: [&str; 11] = [
+    "!=", "=~", "!~", "!>", "|=", "|~", "|>", "==", ">=", "<=", "!=",
+];
 const ONE_CHAR: &str = ",.{}=|()[]+-*/%^><";
 
 struct Cursor<'a> {
@@ -75,7 +127,12 @@ impl Cursor<'_> {
 
 /// Scans `src` into tokens, stopping at the first lexer error.
 pub(crate) fn tokenize(src: &str) -> (Vec<Token>, Option<LexError>) {
-    let mut cur = Cursor { src, pos: 0, line: 1, col: 1 };
+    let mut cur = Cursor {
+        src,
+        pos: 0,
+        line: 1,
+        col: 1,
+    };
     let mut toks = Vec::new();
     loop {
         while let Some(c) = cur.peek() {
@@ -91,12 +148,29 @@ pub(crate) fn tokenize(src: &str) -> (Vec<Token>, Option<LexError>) {
         }
         let (start, line, col) = (cur.pos, cur.line, cur.col);
         let Some(c) = cur.peek() else {
-            toks.push(Token { name: "$end".into(), start, end: start, line, col });
+            toks.push(Token {
+                name: "$end".into(),
+                start,
+                end: start,
+                line,
+                col,
+            });
             return (toks, None);
         };
-        let err = |msg: &str, zero: bool| LexError { msg: msg.into(), start, line: if zero { 0 } else { line }, col };
+        let err = |msg: &str, zero: bool| LexError {
+            msg: msg.into(),
+            start,
+            line: if zero { 0 } else { line },
+            col,
+        };
         let mut tok = |name: &str, cur: &Cursor<'_>, zero: bool| {
-            toks.push(Token { name: name.into(), start, end: cur.pos, line: if zero { 0 } else { line }, col });
+            toks.push(Token {
+                name: name.into(),
+                start,
+                end: cur.pos,
+                line: if zero { 0 } else { line },
+                col,
+            });
         };
         if c == '"' || c == '`' {
             cur.bump();
@@ -137,18 +211,33 @@ pub(crate) fn tokenize(src: &str) -> (Vec<Token>, Option<LexError>) {
             tok("RANGE", &cur, true);
             continue;
         }
-        let starts_number = c.is_ascii_digit() || (c == '.' && cur.peek_at(1).is_some_and(|d| d.is_ascii_digit()));
-        if starts_number || (c == '-' && cur.peek_at(1).is_some_and(|d| d.is_ascii_digit() || d == '.')) {
+        let starts_number =
+            c.is_ascii_digit() || (c == '.' && cur.peek_at(1).is_some_and(|d| d.is_ascii_digit()));
+        if starts_number
+            || (c == '-'
+                && cur
+                    .peek_at(1)
+                    .is_some_and(|d| d.is_ascii_digit() || d == '.'))
+        {
             // A '-' only starts a token here if a duration follows it.
             let num_start = cur.pos;
-            let mut probe = Cursor { src, pos: cur.pos, line: cur.line, col: cur.col };
+            let mut probe = Cursor {
+                src,
+                pos: cur.pos,
+                line: cur.line,
+                col: cur.col,
+            };
             if c == '-' {
                 probe.bump();
             }
             let n_end = scan_number(&mut probe);
             let tail_start = probe.pos;
-            let tail_dur = take_while(&probe, |r| r.is_numeric() || r == '.' || "nuµmshdwy".contains(r));
-            if !tail_dur.is_empty() && Duration::parse_loki(&src[num_start..tail_start + tail_dur.len()]).is_ok() {
+            let tail_dur = take_while(&probe, |r| {
+                r.is_numeric() || r == '.' || "nuµmshdwy".contains(r)
+            });
+            if !tail_dur.is_empty()
+                && Duration::parse_loki(&src[num_start..tail_start + tail_dur.len()]).is_ok()
+            {
                 while cur.pos < tail_start + tail_dur.len() {
                     cur.bump();
                 }
@@ -160,8 +249,12 @@ pub(crate) fn tokenize(src: &str) -> (Vec<Token>, Option<LexError>) {
                 tok("-", &cur, false);
                 continue;
             }
-            let tail_b = take_while(&probe, |r| r.is_numeric() || r == '.' || "BikKMGTP".contains(r));
-            if !tail_b.is_empty() && parse_bytes(&src[num_start..tail_start + tail_b.len()]).is_some() {
+            let tail_b = take_while(&probe, |r| {
+                r.is_numeric() || r == '.' || "BikKMGTP".contains(r)
+            });
+            if !tail_b.is_empty()
+                && parse_bytes(&src[num_start..tail_start + tail_b.len()]).is_some()
+            {
                 while cur.pos < tail_start + tail_b.len() {
                     cur.bump();
                 }
@@ -200,6 +293,7 @@ pub(crate) fn tokenize(src: &str) -> (Vec<Token>, Option<LexError>) {
                 match word.as_str() {
                     "duration" => "DURATION_CONV".to_string(),
                     "duration_seconds" => "DURATION_SECONDS_CONV".to_string(),
+                    "ip" | "label_replace" => word.clone(),
                     w => w.to_ascii_uppercase(),
                 }
             } else if word == "bytes" && is_function(&src[cur.pos..]) {
@@ -220,7 +314,11 @@ pub(crate) fn tokenize(src: &str) -> (Vec<Token>, Option<LexError>) {
             continue;
         }
         cur.bump();
-        let name = if ONE_CHAR.contains(c) { c.to_string() } else { "IDENTIFIER".to_string() };
+        let name = if ONE_CHAR.contains(c) {
+            c.to_string()
+        } else {
+            "IDENTIFIER".to_string()
+        };
         tok(&name, &cur, false);
     }
 }
@@ -297,8 +395,23 @@ mod tests {
 
     #[test]
     fn names_tokens_as_loki() {
-        assert_eq!(names(r#"{a="b"} |= "x""#), ["{", "IDENTIFIER", "=", "STRING", "}", "|=", "STRING", "$end"]);
-        assert_eq!(names("rate(x[5m])"), ["RATE", "(", "IDENTIFIER", "RANGE", ")", "$end"]);
+        assert_eq!(
+            names(r#"{a="b"} |= "x""#),
+            [
+                "{",
+                "IDENTIFIER",
+                "=",
+                "STRING",
+                "}",
+                "|=",
+                "STRING",
+                "$end"
+            ]
+        );
+        assert_eq!(
+            names("rate(x[5m])"),
+            ["RATE", "(", "IDENTIFIER", "RANGE", ")", "$end"]
+        );
         assert_eq!(names("2w3y"), ["NUMBER", "IDENTIFIER", "$end"]);
         assert_eq!(names("-20.5MB"), ["-", "BYTES", "$end"]);
         assert_eq!(names("-2.5h"), ["DURATION", "$end"]);
@@ -308,7 +421,10 @@ mod tests {
     fn reports_lexer_errors_with_positions() {
         let (_, e) = tokenize(r#"{foo="bar}"#);
         let e = e.unwrap();
-        assert_eq!((e.msg.as_str(), e.line, e.col), ("literal not terminated", 1, 6));
+        assert_eq!(
+            (e.msg.as_str(), e.line, e.col),
+            ("literal not terminated", 1, 6)
+        );
         let (toks, _) = tokenize("a |= b");
         assert_eq!((toks[1].line, toks[1].col), (0, 3));
     }

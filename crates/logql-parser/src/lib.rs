@@ -58,13 +58,18 @@ pub fn parse_unvalidated(input: &str) -> Result<Expr, ParseError> {
         });
     }
     pest::set_call_limit(std::num::NonZeroUsize::new(CALL_LIMIT));
+    // Track literal tokens too, so the error position is the farthest token reached.
+    pest::set_error_detail(true);
     let mut pairs = grammar::LogqlParser::parse(grammar::Rule::root, input).map_err(|e| {
         let pos = match e.location {
             pest::error::InputLocation::Pos(p) => p,
             pest::error::InputLocation::Span((s, _)) => s,
         };
-        syntax_error::syntax_error(input, pos)
+        let farthest = e.parse_attempts().map_or(pos, |a| a.max_position.max(pos));
+        syntax_error::syntax_error(input, farthest)
     })?;
-    let root = pairs.next().ok_or_else(|| ParseError::Semantic("empty query".into()))?;
+    let root = pairs
+        .next()
+        .ok_or_else(|| ParseError::Semantic("empty query".into()))?;
     build::build_root(input, root)
 }

@@ -106,7 +106,9 @@ impl Display for Stage {
                     }
                     match op {
                         LabelFormatOp::Rename { dst, src } => write!(f, "{dst}={src}")?,
-                        LabelFormatOp::Template { dst, template } => write!(f, "{dst}={}", go_quote(template))?,
+                        LabelFormatOp::Template { dst, template } => {
+                            write!(f, "{dst}={}", go_quote(template))?
+                        }
                     }
                 }
                 Ok(())
@@ -134,7 +136,12 @@ fn write_extractions(f: &mut Formatter<'_>, ex: &[LabelExtraction]) -> fmt::Resu
         if i > 0 {
             f.write_str(",")?;
         }
-        write!(f, "{}={}", e.name, go_quote(e.expr.as_deref().unwrap_or(&e.name)))?;
+        write!(
+            f,
+            "{}={}",
+            e.name,
+            go_quote(e.expr.as_deref().unwrap_or(&e.name))
+        )?;
     }
     Ok(())
 }
@@ -147,7 +154,11 @@ impl Display for Parser {
                 f.write_str("| json ")?;
                 write_extractions(f, ex)
             }
-            Parser::Logfmt { strict, keep_empty, extractions } if extractions.is_empty() => {
+            Parser::Logfmt {
+                strict,
+                keep_empty,
+                extractions,
+            } if extractions.is_empty() => {
                 f.write_str("| logfmt")?;
                 if *strict {
                     f.write_str(" --strict")?;
@@ -157,7 +168,11 @@ impl Display for Parser {
                 }
                 Ok(())
             }
-            Parser::Logfmt { strict, keep_empty, extractions } => {
+            Parser::Logfmt {
+                strict,
+                keep_empty,
+                extractions,
+            } => {
                 f.write_str("| logfmt ")?;
                 if *strict {
                     f.write_str("--strict ")?;
@@ -193,7 +208,9 @@ impl Display for LabelFilter {
             LabelFilter::And(a, b) => write!(f, "( {a} , {b} )"),
             LabelFilter::Or(a, b) => write!(f, "( {a} or {b} )"),
             LabelFilter::Paren(a) => a.fmt(f),
-            LabelFilter::Matcher(m) if matches!(m.op, MatchOp::Re | MatchOp::Nre) && is_regex(&m.value) => {
+            LabelFilter::Matcher(m)
+                if matches!(m.op, MatchOp::Re | MatchOp::Nre) && is_regex(&m.value) =>
+            {
                 // Loki prints a compiled regex filter with backticks unless it contains one.
                 if m.value.contains('`') {
                     write!(f, "{}{}{}", m.name, m.op, go_quote(&m.value))
@@ -203,8 +220,12 @@ impl Display for LabelFilter {
             }
             LabelFilter::Matcher(m) => m.fmt(f),
             LabelFilter::Number { name, op, value } => write!(f, "{name}{op}{value}"),
-            LabelFilter::Duration { name, op, value } => write!(f, "{name}{op}{}", value.to_go_string()),
-            LabelFilter::Bytes { name, op, value } => write!(f, "{name}{op}{}", format_bytes(*value)),
+            LabelFilter::Duration { name, op, value } => {
+                write!(f, "{name}{op}{}", value.to_go_string())
+            }
+            LabelFilter::Bytes { name, op, value } => {
+                write!(f, "{name}{op}{}", format_bytes(*value))
+            }
             LabelFilter::Ip { name, op, value } => write!(f, "{name}{op}ip({})", go_quote(value)),
         }
     }
@@ -246,7 +267,11 @@ fn go_float_v(v: f64) -> String {
         return "NaN".into();
     }
     if v.is_infinite() {
-        return if v > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if v > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     let a = v.abs();
     if a != 0.0 && !(1e-4..1e21).contains(&a) {
@@ -272,7 +297,9 @@ impl Display for Unwrap {
             UnwrapConversion::Plain => write!(f, " | unwrap {}", self.label)?,
             UnwrapConversion::Bytes => write!(f, " | unwrap bytes({})", self.label)?,
             UnwrapConversion::Duration => write!(f, " | unwrap duration({})", self.label)?,
-            UnwrapConversion::DurationSeconds => write!(f, " | unwrap duration_seconds({})", self.label)?,
+            UnwrapConversion::DurationSeconds => {
+                write!(f, " | unwrap duration_seconds({})", self.label)?
+            }
         }
         for p in &self.post_filters {
             write!(f, " | {p}")?;
@@ -312,7 +339,11 @@ impl Display for RangeAggregation {
 impl Display for VectorAggregation {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         f.write_str(self.op.name())?;
-        if let Some(g) = self.grouping.as_ref().filter(|g| g.without || !g.labels.is_empty()) {
+        if let Some(g) = self
+            .grouping
+            .as_ref()
+            .filter(|g| g.without || !g.labels.is_empty())
+        {
             g.fmt(f)?;
         }
         match self.param {
@@ -328,19 +359,62 @@ impl Display for BinaryExpr {
         if self.modifier.return_bool {
             op.push_str(" bool");
         }
-        if let Some(m) = &self.modifier.matching {
-            if m.on || !m.labels.is_empty() {
-                let group = match &m.group {
-                    None => String::new(),
-                    Some(g) => {
-                        let kw = if g.left { "group_left" } else { "group_right" };
-                        if g.include.is_empty() { kw.to_string() } else { format!("{kw} ({})", g.include.join(",")) }
+        if let Some(m) = self
+            .modifier
+            .matching
+            .as_ref()
+            .filter(|m| m.on || !m.labels.is_empty())
+        {
+            let group = match &m.group {
+                None => String::new(),
+                Some(g) => {
+                    let kw = if g.left { "group_left" } else { "group_right" };
+                    if g.include.is_empty() {
+                        kw.to_string()
+                    } else {
+                        format!("{kw} ({})", g.include.join(","))
                     }
-                };
-                let on = if m.on { "on" } else { "ignoring" };
-                op = format!("{op} {on} ({}) {group}", m.labels.join(","));
-            }
+                }
+            };
+            let on = if m.on { "on" } else { "ignoring" };
+            op = format!("{op} {on} ({}) {group}", m.labels.join(","));
         }
         write!(f, "({} {op} {})", self.lhs, self.rhs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn fmt(q: &str) -> String {
+        crate::parse(q)
+            .map(|e| e.to_string())
+            .unwrap_or_else(|e| e.to_string())
+    }
+
+    #[test]
+    fn prints_like_loki() {
+        assert_eq!(
+            fmt(r#"{ app = `a`,b!~"c" }|=`x` or "y"!="z""#),
+            r#"{app="a", b!~"c"} |= "x" or "y" != "z""#
+        );
+        assert_eq!(
+            fmt(r#"{a="b"} | json x, y="z" | logfmt --strict"#),
+            r#"{a="b"} | json x="x",y="z" | logfmt --strict"#
+        );
+        assert_eq!(
+            fmt(r#"{a="b"} | x>1 and y=~"a.+" or d<=250ms, s>10KB"#),
+            r#"{a="b"} | ( ( x>1 , y=~`a.+` ) or ( d<=250ms , s>10kB ) )"#
+        );
+        assert_eq!(
+            fmt("vector(1)+vector(1)"),
+            "(vector(1.000000) + vector(1.000000))"
+        );
+        assert_eq!(fmt("1+1"), "2");
+        assert_eq!(
+            fmt(
+                r#"sum by (a) (rate({a="b"}[1h30m] offset 5m)) / on (a) group_left count(rate({a="b"}[5m]))"#
+            ),
+            r#"(sum by (a)(rate({a="b"}[1h30m] offset 5m0s)) / on (a) group_left count(rate({a="b"}[5m])))"#
+        );
     }
 }

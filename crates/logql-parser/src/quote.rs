@@ -62,7 +62,9 @@ pub(crate) fn unquote(raw: &str) -> Result<String, &'static str> {
                 if e == 'x' {
                     push_byte_escape(&mut out, v)?;
                 } else {
-                    out.push(char::from_u32(v).ok_or("escape sequence is invalid Unicode code point")?);
+                    out.push(
+                        char::from_u32(v).ok_or("escape sequence is invalid Unicode code point")?,
+                    );
                 }
             }
             _ => return Err("invalid char escape"),

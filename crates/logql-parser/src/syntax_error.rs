@@ -10,22 +10,37 @@ use crate::lexer::{Token, tokenize};
 
 pub(crate) fn syntax_error(input: &str, pos: usize) -> ParseError {
     let (toks, lex_err) = tokenize(input);
-    let idx = toks.iter().position(|t| t.end > pos || t.name == "$end").unwrap_or(toks.len().saturating_sub(1));
+    let idx = toks
+        .iter()
+        .position(|t| t.end > pos || t.name == "$end")
+        .unwrap_or(toks.len().saturating_sub(1));
     if let Some(e) = lex_err {
         let tok_start = toks.get(idx).map_or(usize::MAX, |t| t.start);
         if e.start <= tok_start || idx + 1 >= toks.len() {
-            return ParseError::Syntax { line: e.line, col: e.col, msg: e.msg };
+            return ParseError::Syntax {
+                line: e.line,
+                col: e.col,
+                msg: e.msg,
+            };
         }
     }
     let Some(tok) = toks.get(idx) else {
-        return ParseError::Syntax { line: 1, col: 1, msg: "syntax error".into() };
+        return ParseError::Syntax {
+            line: 1,
+            col: 1,
+            msg: "syntax error".into(),
+        };
     };
     let mut msg = format!("syntax error: unexpected {}", tok.name);
     if let Some(exp) = expecting(&toks[..idx]) {
         msg.push_str(", expecting ");
         msg.push_str(exp);
     }
-    ParseError::Syntax { line: tok.line, col: tok.col, msg }
+    ParseError::Syntax {
+        line: tok.line,
+        col: tok.col,
+        msg,
+    }
 }
 
 fn expecting(before: &[Token]) -> Option<&'static str> {
@@ -49,10 +64,50 @@ fn expecting(before: &[Token]) -> Option<&'static str> {
         "=" | "!=" | "=~" | "!~" if in_selector => Some("STRING"),
         "regexp" | "pattern" | "line_format" => Some("STRING"),
         "(" if prev2 == Some("VECTOR") => Some("NUMBER"),
-        "(" if prev2.is_some_and(|p| p.ends_with("_OVER_TIME") || p.starts_with("RATE") || p.starts_with("BYTES_")) => {
+        "(" if prev2.is_some_and(|p| {
+            p.ends_with("_OVER_TIME") || p.starts_with("RATE") || p.starts_with("BYTES_")
+        }) =>
+        {
             Some("NUMBER or { or (")
         }
         "-" | "+" if prev2.is_none() || prev2 == Some("(") || prev2 == Some(",") => Some("NUMBER"),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn err(q: &str) -> String {
+        crate::parse(q)
+            .map(|e| e.to_string())
+            .unwrap_or_else(|e| e.to_string())
+    }
+
+    #[test]
+    fn loki_wording_and_positions() {
+        assert_eq!(
+            err(r#"{foo="bar""#),
+            "parse error at line 1, col 11: syntax error: unexpected $end, expecting } or ,"
+        );
+        assert_eq!(
+            err(r#"{foo="bar}"#),
+            "parse error at line 1, col 6: literal not terminated"
+        );
+        assert_eq!(
+            err(r#"{a="b"} | regexp"#),
+            "parse error at line 1, col 17: syntax error: unexpected $end, expecting STRING"
+        );
+        assert_eq!(
+            err(r#"{app="x" |= "y""#),
+            "parse error at line 0, col 10: syntax error: unexpected |=, expecting } or ,"
+        );
+        assert_eq!(
+            err("vector(abc)"),
+            "parse error at line 1, col 8: syntax error: unexpected IDENTIFIER, expecting NUMBER"
+        );
+        assert_eq!(
+            err(r#"{a="b"} | json | x > 5mh"#),
+            "parse error at line 1, col 23: syntax error: unexpected IDENTIFIER"
+        );
     }
 }

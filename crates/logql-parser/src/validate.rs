@@ -33,7 +33,9 @@ fn metric(m: &MetricExpr) -> Result<(), ParseError> {
             if matches!(v.op, VectorOp::Sort | VectorOp::SortDesc)
                 && v.grouping.as_ref().is_some_and(|g| !g.labels.is_empty())
             {
-                return Err(ParseError::Semantic("sort and sort_desc doesn't allow grouping by ".into()));
+                return Err(ParseError::Semantic(
+                    "sort and sort_desc doesn't allow grouping by ".into(),
+                ));
             }
             metric(&v.inner)
         }

@@ -43,7 +43,8 @@ fn corpus_matches_loki() {
         println!("corpus not found at {}, skipping", path.display());
         return;
     };
-    let gaps_text = std::fs::read_to_string(dir.join("tests/data/corpus-gaps.txt")).unwrap_or_default();
+    let gaps_text =
+        std::fs::read_to_string(dir.join("tests/data/corpus-gaps.txt")).unwrap_or_default();
     let gaps: BTreeSet<String> = gaps_text
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -59,10 +60,25 @@ fn corpus_matches_loki() {
             (None, false) => pass += 1,
             (None, true) => fixed.push(c.query.clone()),
             (Some(_), true) => {}
-            (Some(why), false) => failures.push(format!("{}\n    {why}", serde_json::to_string(&c.query).unwrap_or_default())),
+            (Some(why), false) => failures.push(format!(
+                "{}\n    {why}",
+                serde_json::to_string(&c.query).unwrap_or_default()
+            )),
         }
     }
-    println!("corpus: {total} cases, {pass} match Loki, {} listed gaps", gaps.len());
-    assert!(failures.is_empty(), "{} unlisted mismatches:\n{}", failures.len(), failures.join("\n"));
-    assert!(fixed.is_empty(), "listed gaps now pass, remove them:\n{}", fixed.join("\n"));
+    println!(
+        "corpus: {total} cases, {pass} match Loki, {} listed gaps",
+        gaps.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} unlisted mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        fixed.is_empty(),
+        "listed gaps now pass, remove them:\n{}",
+        fixed.join("\n")
+    );
 }

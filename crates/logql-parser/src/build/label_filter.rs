@@ -62,7 +62,9 @@ pub(crate) fn label_filter(input: &str, p: Pair<'_, Rule>) -> Built<LabelFilter>
     }
     let mut operands = operands.into_iter();
     let mut ops = ops.into_iter().peekable();
-    let first = operands.next().ok_or_else(|| ParseError::Semantic("empty label filter".into()))?;
+    let first = operands
+        .next()
+        .ok_or_else(|| ParseError::Semantic("empty label filter".into()))?;
     Ok(climb(first, &mut operands, &mut ops, 0))
 }
 
@@ -121,18 +123,38 @@ fn primary(input: &str, p: Pair<'_, Rule>) -> Built<LabelFilter> {
     match rule {
         Rule::ip_filter => {
             let s = it.next().unwrap_or(value);
-            let op = if op.as_str() == "!=" { MatchOp::Neq } else { MatchOp::Eq };
-            Ok(LabelFilter::Ip { name, op, value: string(input, &s)? })
+            let op = if op.as_str() == "!=" {
+                MatchOp::Neq
+            } else {
+                MatchOp::Eq
+            };
+            Ok(LabelFilter::Ip {
+                name,
+                op,
+                value: string(input, &s)?,
+            })
         }
         Rule::duration_filter => match Duration::parse_loki(value.as_str()) {
-            Ok(d) => Ok(LabelFilter::Duration { name, op: cmp(op.as_str()), value: d }),
+            Ok(d) => Ok(LabelFilter::Duration {
+                name,
+                op: cmp(op.as_str()),
+                value: d,
+            }),
             Err(_) => Err(bad_unit(input, &value)),
         },
         Rule::bytes_filter => match parse_bytes(value.as_str()) {
-            Some(b) => Ok(LabelFilter::Bytes { name, op: cmp(op.as_str()), value: b }),
+            Some(b) => Ok(LabelFilter::Bytes {
+                name,
+                op: cmp(op.as_str()),
+                value: b,
+            }),
             None => Err(bad_unit(input, &value)),
         },
-        _ => Ok(LabelFilter::Number { name, op: cmp(op.as_str()), value: literal(value.as_str())? }),
+        _ => Ok(LabelFilter::Number {
+            name,
+            op: cmp(op.as_str()),
+            value: literal(value.as_str())?,
+        }),
     }
 }
 
@@ -161,4 +183,95 @@ pub(crate) fn literal(text: &str) -> Built<f64> {
         ))
     })?;
     Ok(if neg { -v } else { v })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::{CmpOp, Expr, LabelFilter, MatchOp, Matcher, Stage};
+    use crate::duration::Duration;
+
+    fn filter(q: &str) -> LabelFilter {
+        let Ok(Expr::Log(l)) = crate::parse(q) else {
+            panic!("{q} did not parse as a log query")
+        };
+        match l.pipeline.last() {
+            Some(Stage::LabelFilter(f)) => f.clone(),
+            other => panic!("last stage is {other:?}"),
+        }
+    }
+
+    fn num(name: &str, op: CmpOp, value: f64) -> LabelFilter {
+        LabelFilter::Number {
+            name: name.into(),
+            op,
+            value,
+        }
+    }
+
+    #[test]
+    fn and_binds_tighter_than_or() {
+        let f = filter(r#"{a="b"} | x>1 and y<2 or z==3"#);
+        let want = LabelFilter::Or(
+            Box::new(LabelFilter::And(
+                Box::new(num("x", CmpOp::Gt, 1.0)),
+                Box::new(num("y", CmpOp::Lt, 2.0)),
+            )),
+            Box::new(num("z", CmpOp::Eq, 3.0)),
+        );
+        assert_eq!(f, want);
+    }
+
+    #[test]
+    fn comma_and_juxtaposition_shift_like_yacc() {
+        let f = filter(r#"{a="b"} | x>1 or y<2, z=3"#);
+        let want = LabelFilter::Or(
+            Box::new(num("x", CmpOp::Gt, 1.0)),
+            Box::new(LabelFilter::And(
+                Box::new(num("y", CmpOp::Lt, 2.0)),
+                Box::new(num("z", CmpOp::Eq, 3.0)),
+            )),
+        );
+        assert_eq!(f, want);
+        let g = filter(r#"{a="b"} | x>1 y="v""#);
+        let m = Matcher {
+            name: "y".into(),
+            op: MatchOp::Eq,
+            value: "v".into(),
+        };
+        assert_eq!(
+            g,
+            LabelFilter::And(
+                Box::new(num("x", CmpOp::Gt, 1.0)),
+                Box::new(LabelFilter::Matcher(m))
+            )
+        );
+    }
+
+    #[test]
+    fn units_and_ip() {
+        assert_eq!(
+            filter(r#"{a="b"} | latency >= 1h30m"#),
+            LabelFilter::Duration {
+                name: "latency".into(),
+                op: CmpOp::Ge,
+                value: Duration(5_400_000_000_000)
+            }
+        );
+        assert_eq!(
+            filter(r#"{a="b"} | size > 5MiB"#),
+            LabelFilter::Bytes {
+                name: "size".into(),
+                op: CmpOp::Gt,
+                value: 5 * 1024 * 1024
+            }
+        );
+        assert_eq!(
+            filter(r#"{a="b"} | addr != ip("10.0.0.0/8")"#),
+            LabelFilter::Ip {
+                name: "addr".into(),
+                op: MatchOp::Neq,
+                value: "10.0.0.0/8".into()
+            }
+        );
+    }
 }

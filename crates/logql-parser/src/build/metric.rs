@@ -80,7 +80,9 @@ fn climb<'i>(
         if p < min.max(1) {
             break;
         }
-        let Some(((op, modifier), rhs_pair)) = rest.next() else { break };
+        let Some(((op, modifier), rhs_pair)) = rest.next() else {
+            break;
+        };
         let mut rhs = operand(input, rhs_pair)?;
         while let Some(((next, _), _)) = rest.peek() {
             let (np, right) = prec(*next);
@@ -96,7 +98,11 @@ fn climb<'i>(
 }
 
 fn go_type(l: &LogExpr) -> &'static str {
-    if l.pipeline.is_empty() { "*syntax.MatchersExpr" } else { "*syntax.PipelineExpr" }
+    if l.pipeline.is_empty() {
+        "*syntax.MatchersExpr"
+    } else {
+        "*syntax.PipelineExpr"
+    }
 }
 
 /// Loki's `mustNewBinOpExpr`: operand checks, then literal folding.
@@ -133,7 +139,12 @@ fn binary(op: BinaryOp, modifier: BinaryModifier, lhs: Node, rhs: Node) -> Built
     if let (MetricExpr::Literal(a), MetricExpr::Literal(b)) = (&lhs, &rhs) {
         return Ok(MetricExpr::Literal(fold(op, *a, *b)));
     }
-    Ok(MetricExpr::Binary(BinaryExpr { op, lhs: Box::new(lhs), rhs: Box::new(rhs), modifier }))
+    Ok(MetricExpr::Binary(BinaryExpr {
+        op,
+        lhs: Box::new(lhs),
+        rhs: Box::new(rhs),
+        modifier,
+    }))
 }
 
 /// Constant folding of two literals, as Loki's `reduceBinOp`.
@@ -161,16 +172,26 @@ fn infix(p: Pair<'_, Rule>) -> Infix {
     let mut m = BinaryModifier::default();
     for c in p.into_inner() {
         match c.as_rule() {
-            Rule::bin_op => op = BinaryOp::from_symbol(&c.as_str().to_ascii_lowercase()).unwrap_or(BinaryOp::Add),
+            Rule::bin_op => {
+                op =
+                    BinaryOp::from_symbol(&c.as_str().to_ascii_lowercase()).unwrap_or(BinaryOp::Add)
+            }
             Rule::bool_mod => m.return_bool = true,
             Rule::matching => {
                 let on = c.as_str().to_ascii_lowercase().starts_with("on");
-                m.matching = Some(VectorMatching { on, labels: labels_of(c.into_inner()), group: None });
+                m.matching = Some(VectorMatching {
+                    on,
+                    labels: labels_of(c.into_inner()),
+                    group: None,
+                });
             }
             Rule::group_mod => {
                 let left = c.as_str().to_ascii_lowercase().starts_with("group_left");
                 if let Some(vm) = m.matching.as_mut() {
-                    vm.group = Some(GroupModifier { left, include: labels_of(c.into_inner()) });
+                    vm.group = Some(GroupModifier {
+                        left,
+                        include: labels_of(c.into_inner()),
+                    });
                 }
             }
             _ => {}
@@ -181,13 +202,20 @@ fn infix(p: Pair<'_, Rule>) -> Infix {
 
 fn labels_of(it: Pairs<'_, Rule>) -> Vec<String> {
     it.filter(|c| c.as_rule() == Rule::labels)
-        .flat_map(|l| l.into_inner().map(|i| i.as_str().to_string()).collect::<Vec<_>>())
+        .flat_map(|l| {
+            l.into_inner()
+                .map(|i| i.as_str().to_string())
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
 fn grouping(p: Pair<'_, Rule>) -> Grouping {
     let without = p.as_str().to_ascii_lowercase().starts_with("without");
-    Grouping { without, labels: labels_of(p.into_inner()) }
+    Grouping {
+        without,
+        labels: labels_of(p.into_inner()),
+    }
 }
 
 fn operand(input: &str, p: Pair<'_, Rule>) -> Built<Node> {
@@ -200,7 +228,11 @@ fn operand(input: &str, p: Pair<'_, Rule>) -> Built<Node> {
         },
         Rule::literal => MetricExpr::Literal(literal(p.as_str())?),
         Rule::vector_expr => {
-            let n = p.into_inner().next().map(|n| n.as_str().to_string()).unwrap_or_default();
+            let n = p
+                .into_inner()
+                .next()
+                .map(|n| n.as_str().to_string())
+                .unwrap_or_default();
             MetricExpr::Vector(literal(&n)?)
         }
         Rule::range_agg => range_agg(input, p)?,
@@ -224,7 +256,9 @@ fn label_replace(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
         return Err(ParseError::Semantic("malformed label_replace".into()));
     };
     if let Err(e) = anchored_regex(regex) {
-        return Err(ParseError::Semantic(format!("invalid regex in label_replace: {e}")));
+        return Err(ParseError::Semantic(format!(
+            "invalid regex in label_replace: {e}"
+        )));
     }
     Ok(MetricExpr::LabelReplace(LabelReplace {
         inner: Box::new(inner),
@@ -240,7 +274,9 @@ fn vector_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
     let mut inner_pair = None;
     for c in p.into_inner() {
         match c.as_rule() {
-            Rule::vector_op => op = VectorOp::from_name(&c.as_str().to_ascii_lowercase()).unwrap_or(VectorOp::Sum),
+            Rule::vector_op => {
+                op = VectorOp::from_name(&c.as_str().to_ascii_lowercase()).unwrap_or(VectorOp::Sum)
+            }
             Rule::number => param = Some(c.as_str().to_string()),
             Rule::metric_expr => inner_pair = Some(c),
             Rule::grouping => group = Some(grouping(c)),
@@ -254,7 +290,9 @@ fn vector_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
     let k = match op {
         VectorOp::Topk | VectorOp::Bottomk | VectorOp::ApproxTopk => {
             let Some(s) = param else {
-                return Err(ParseError::Semantic(format!("parameter required for operation {name}")));
+                return Err(ParseError::Semantic(format!(
+                    "parameter required for operation {name}"
+                )));
             };
             let k: i64 = s
                 .parse()
@@ -265,13 +303,17 @@ fn vector_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
                 )));
             }
             if op == VectorOp::ApproxTopk && group.is_some() {
-                return Err(ParseError::Semantic(format!("grouping not allowed for {name} aggregation")));
+                return Err(ParseError::Semantic(format!(
+                    "grouping not allowed for {name} aggregation"
+                )));
             }
             Some(k)
         }
         _ => {
             if let Some(s) = param {
-                return Err(ParseError::Semantic(format!("unsupported parameter for operation {name}({s},")));
+                return Err(ParseError::Semantic(format!(
+                    "unsupported parameter for operation {name}({s},"
+                )));
             }
             None
         }
@@ -279,14 +321,21 @@ fn vector_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
     // `by ()` prints as nothing in Loki, so it is the same as no grouping.
     let group = group.filter(|g| g.without || !g.labels.is_empty());
     let inner = inner.ok_or_else(|| ParseError::Semantic("missing aggregation argument".into()))?;
-    Ok(MetricExpr::VectorAggregation(VectorAggregation { op, param: k, inner: Box::new(inner), grouping: group }))
+    Ok(MetricExpr::VectorAggregation(VectorAggregation {
+        op,
+        param: k,
+        inner: Box::new(inner),
+        grouping: group,
+    }))
 }
 
 fn range_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
     let (mut op, mut param, mut range, mut group) = (RangeOp::Rate, None, None, None);
     for c in p.into_inner() {
         match c.as_rule() {
-            Rule::range_op => op = RangeOp::from_name(&c.as_str().to_ascii_lowercase()).unwrap_or(RangeOp::Rate),
+            Rule::range_op => {
+                op = RangeOp::from_name(&c.as_str().to_ascii_lowercase()).unwrap_or(RangeOp::Rate)
+            }
             Rule::number => param = Some(c.as_str().to_string()),
             Rule::log_range => range = Some(log_range(input, c)?),
             Rule::grouping => group = Some(grouping(c)),
@@ -311,18 +360,42 @@ fn range_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
     let range = range.ok_or_else(|| ParseError::Semantic("missing log range".into()))?;
     use RangeOp::*;
     if group.is_some()
-        && !matches!(op, AvgOverTime | StddevOverTime | StdvarOverTime | QuantileOverTime | MaxOverTime | MinOverTime | FirstOverTime | LastOverTime)
+        && !matches!(
+            op,
+            AvgOverTime
+                | StddevOverTime
+                | StdvarOverTime
+                | QuantileOverTime
+                | MaxOverTime
+                | MinOverTime
+                | FirstOverTime
+                | LastOverTime
+        )
     {
-        return Err(ParseError::Semantic(format!("grouping not allowed for {name} aggregation")));
+        return Err(ParseError::Semantic(format!(
+            "grouping not allowed for {name} aggregation"
+        )));
     }
     if range.unwrap.is_some() {
         if matches!(op, CountOverTime | BytesOverTime | BytesRate) {
-            return Err(ParseError::Semantic(format!("invalid aggregation {name} with unwrap")));
+            return Err(ParseError::Semantic(format!(
+                "invalid aggregation {name} with unwrap"
+            )));
         }
-    } else if !matches!(op, BytesOverTime | BytesRate | CountOverTime | Rate | AbsentOverTime) {
-        return Err(ParseError::Semantic(format!("invalid aggregation {name} without unwrap")));
+    } else if !matches!(
+        op,
+        BytesOverTime | BytesRate | CountOverTime | Rate | AbsentOverTime
+    ) {
+        return Err(ParseError::Semantic(format!(
+            "invalid aggregation {name} without unwrap"
+        )));
     }
-    Ok(MetricExpr::RangeAggregation(RangeAggregation { op, param, range, grouping: group }))
+    Ok(MetricExpr::RangeAggregation(RangeAggregation {
+        op,
+        param,
+        range,
+        grouping: group,
+    }))
 }
 
 fn log_range(input: &str, p: Pair<'_, Rule>) -> Built<LogRange> {
@@ -336,13 +409,25 @@ fn log_range(input: &str, p: Pair<'_, Rule>) -> Built<LogRange> {
             Rule::pipeline => stages = pipeline(input, c)?,
             Rule::range => {
                 let (line, col) = super::line_col(input, c.as_span().start());
-                let body = c.into_inner().next().map(|b| b.as_str()).unwrap_or_default();
-                let d = Duration::parse_prometheus(body).map_err(|msg| ParseError::Syntax { line: 0, col, msg })?;
+                let body = c
+                    .into_inner()
+                    .next()
+                    .map(|b| b.as_str())
+                    .unwrap_or_default();
+                let d = Duration::parse_prometheus(body).map_err(|msg| ParseError::Syntax {
+                    line: 0,
+                    col,
+                    msg,
+                })?;
                 let _ = line;
                 interval = Some(d);
             }
             Rule::offset => {
-                let text = c.into_inner().last().map(|d| d.as_str().to_string()).unwrap_or_default();
+                let text = c
+                    .into_inner()
+                    .last()
+                    .map(|d| d.as_str().to_string())
+                    .unwrap_or_default();
                 let d = Duration::parse_loki(&text).map_err(ParseError::Semantic)?;
                 offset = Some(d).filter(|d| d.0 != 0);
             }
@@ -358,7 +443,15 @@ fn log_range(input: &str, p: Pair<'_, Rule>) -> Built<LogRange> {
     let (Some(selector), Some(interval)) = (sel, interval) else {
         return Err(ParseError::Semantic("malformed log range".into()));
     };
-    Ok(LogRange { log: LogExpr { selector, pipeline: stages }, interval, offset, unwrap })
+    Ok(LogRange {
+        log: LogExpr {
+            selector,
+            pipeline: stages,
+        },
+        interval,
+        offset,
+        unwrap,
+    })
 }
 
 fn build_unwrap(input: &str, p: Pair<'_, Rule>) -> Built<Unwrap> {
@@ -379,5 +472,91 @@ fn build_unwrap(input: &str, p: Pair<'_, Rule>) -> Built<Unwrap> {
             _ => {}
         }
     }
-    Ok(Unwrap { conversion, label, post_filters })
+    Ok(Unwrap {
+        conversion,
+        label,
+        post_filters,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::*;
+    use crate::duration::Duration;
+
+    fn metric(q: &str) -> MetricExpr {
+        match crate::parse(q) {
+            Ok(Expr::Metric(m)) => m,
+            other => panic!("{q}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn health_check_and_folding() {
+        assert_eq!(
+            metric("vector(1)+vector(1)"),
+            MetricExpr::Binary(BinaryExpr {
+                op: BinaryOp::Add,
+                lhs: Box::new(MetricExpr::Vector(1.0)),
+                rhs: Box::new(MetricExpr::Vector(1.0)),
+                modifier: BinaryModifier::default(),
+            })
+        );
+        assert_eq!(metric("1+2*3"), MetricExpr::Literal(7.0));
+        assert_eq!(metric("2^3^2"), MetricExpr::Literal(512.0));
+        assert_eq!(metric("1 > bool 2"), MetricExpr::Literal(0.0));
+    }
+
+    #[test]
+    fn precedence_with_modifiers() {
+        let m = metric(r#"vector(1) + vector(2) * on (a) group_left (b) vector(3)"#);
+        let MetricExpr::Binary(b) = m else {
+            panic!("not binary")
+        };
+        assert_eq!(b.op, BinaryOp::Add);
+        let MetricExpr::Binary(r) = *b.rhs else {
+            panic!("rhs not binary")
+        };
+        assert_eq!(r.op, BinaryOp::Mul);
+        assert_eq!(
+            r.modifier.matching,
+            Some(VectorMatching {
+                on: true,
+                labels: vec!["a".into()],
+                group: Some(GroupModifier {
+                    left: true,
+                    include: vec!["b".into()]
+                })
+            })
+        );
+    }
+
+    #[test]
+    fn range_and_vector_aggregations() {
+        let m = metric(
+            r#"topk by (app) (5, quantile_over_time(0.99, {a="b"} | json | unwrap duration(lat) | __error__="" [5m] offset 1h) by (app))"#,
+        );
+        let MetricExpr::VectorAggregation(v) = m else {
+            panic!("not a vector aggregation")
+        };
+        assert_eq!((v.op, v.param), (VectorOp::Topk, Some(5)));
+        assert_eq!(
+            v.grouping,
+            Some(Grouping {
+                without: false,
+                labels: vec!["app".into()]
+            })
+        );
+        let MetricExpr::RangeAggregation(r) = *v.inner else {
+            panic!("not a range aggregation")
+        };
+        assert_eq!((r.op, r.param), (RangeOp::QuantileOverTime, Some(0.99)));
+        assert_eq!(r.range.interval, Duration(300_000_000_000));
+        assert_eq!(r.range.offset, Some(Duration(3_600_000_000_000)));
+        let u = r.range.unwrap.unwrap();
+        assert_eq!(
+            (u.conversion, u.label.as_str(), u.post_filters.len()),
+            (UnwrapConversion::Duration, "lat", 1)
+        );
+    }
 }

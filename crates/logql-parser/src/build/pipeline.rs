@@ -23,8 +23,12 @@ pub(crate) fn log_expr(input: &str, p: Pair<'_, Rule>) -> Built<LogExpr> {
             _ => {}
         }
     }
-    let selector = sel.ok_or_else(|| crate::error::ParseError::Semantic("missing selector".into()))?;
-    Ok(LogExpr { selector, pipeline: stages })
+    let selector =
+        sel.ok_or_else(|| crate::error::ParseError::Semantic("missing selector".into()))?;
+    Ok(LogExpr {
+        selector,
+        pipeline: stages,
+    })
 }
 
 /// Builds every stage of a `pipeline` pair, in order.
@@ -58,7 +62,11 @@ fn stage(input: &str, p: Pair<'_, Rule>, out: &mut Vec<Stage>) -> Built<()> {
                     _ => {}
                 }
             }
-            Stage::Parser(Parser::Logfmt { strict, keep_empty, extractions: extr })
+            Stage::Parser(Parser::Logfmt {
+                strict,
+                keep_empty,
+                extractions: extr,
+            })
         }
         Rule::regexp_stage => Stage::Parser(Parser::Regexp(last_string(input, it)?)),
         Rule::pattern_stage => Stage::Parser(Parser::Pattern(last_string(input, it)?)),
@@ -69,12 +77,20 @@ fn stage(input: &str, p: Pair<'_, Rule>, out: &mut Vec<Stage>) -> Built<()> {
             let mut ops = Vec::new();
             for f in it.filter(|c| c.as_rule() == Rule::label_fmt) {
                 let mut f = f.into_inner();
-                let (Some(dst), Some(src)) = (f.next(), f.next()) else { continue };
+                let (Some(dst), Some(src)) = (f.next(), f.next()) else {
+                    continue;
+                };
                 let dst = dst.as_str().to_string();
                 ops.push(if src.as_rule() == Rule::identifier {
-                    LabelFormatOp::Rename { dst, src: src.as_str().to_string() }
+                    LabelFormatOp::Rename {
+                        dst,
+                        src: src.as_str().to_string(),
+                    }
                 } else {
-                    LabelFormatOp::Template { dst, template: string(input, &src)? }
+                    LabelFormatOp::Template {
+                        dst,
+                        template: string(input, &src)?,
+                    }
                 });
             }
             Stage::LabelFormat(ops)
@@ -82,14 +98,20 @@ fn stage(input: &str, p: Pair<'_, Rule>, out: &mut Vec<Stage>) -> Built<()> {
         Rule::drop_stage | Rule::keep_stage => {
             let mut items = Vec::new();
             for n in it.filter(|c| c.as_rule() == Rule::named_matcher) {
-                let Some(inner) = n.into_inner().next() else { continue };
+                let Some(inner) = n.into_inner().next() else {
+                    continue;
+                };
                 items.push(if inner.as_rule() == Rule::matcher {
                     LabelSelector::Matcher(matcher(input, inner)?)
                 } else {
                     LabelSelector::Name(inner.as_str().to_string())
                 });
             }
-            if rule == Rule::drop_stage { Stage::Drop(items) } else { Stage::Keep(items) }
+            if rule == Rule::drop_stage {
+                Stage::Drop(items)
+            } else {
+                Stage::Keep(items)
+            }
         }
         Rule::label_filter_stage => match it.next() {
             Some(f) => Stage::LabelFilter(label_filter(input, f)?),
@@ -127,7 +149,11 @@ fn extractions(input: &str, p: Pair<'_, Rule>) -> Built<Vec<LabelExtraction>> {
 
 /// Builds one line filter; negative `or` chains become separate filters, as
 /// Loki rewrites `!= "a" or "b"` into `!= "a" != "b"`.
-fn line_filter(input: &str, mut it: pest::iterators::Pairs<'_, Rule>, out: &mut Vec<Stage>) -> Built<()> {
+fn line_filter(
+    input: &str,
+    mut it: pest::iterators::Pairs<'_, Rule>,
+    out: &mut Vec<Stage>,
+) -> Built<()> {
     let Some(op) = it.next() else { return Ok(()) };
     let op = match op.as_str() {
         "|=" => LineFilterOp::Contains,
@@ -149,13 +175,134 @@ fn line_filter(input: &str, mut it: pest::iterators::Pairs<'_, Rule>, out: &mut 
             _ => {}
         }
     }
-    let negative = matches!(op, LineFilterOp::NotContains | LineFilterOp::NotRegex | LineFilterOp::NotPattern);
+    let negative = matches!(
+        op,
+        LineFilterOp::NotContains | LineFilterOp::NotRegex | LineFilterOp::NotPattern
+    );
     if negative {
         for v in values {
-            out.push(Stage::LineFilter(LineFilter { op, values: vec![v] }));
+            out.push(Stage::LineFilter(LineFilter {
+                op,
+                values: vec![v],
+            }));
         }
     } else {
         out.push(Stage::LineFilter(LineFilter { op, values }));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::*;
+
+    fn log(q: &str) -> LogExpr {
+        match crate::parse(q) {
+            Ok(Expr::Log(l)) => l,
+            other => panic!("{q}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn selector_with_backticks_and_comments() {
+        let l = log("{ app = `a\\d`, env=~\"prod|dev\" } # trailing comment");
+        assert_eq!(
+            l.selector.matchers,
+            vec![
+                Matcher {
+                    name: "app".into(),
+                    op: MatchOp::Eq,
+                    value: "a\\d".into()
+                },
+                Matcher {
+                    name: "env".into(),
+                    op: MatchOp::Re,
+                    value: "prod|dev".into()
+                },
+            ]
+        );
+        assert!(l.pipeline.is_empty());
+    }
+
+    #[test]
+    fn line_filters_and_parsers() {
+        let l = log(
+            r#"{a="b"} |= "x" or "y" != "p" or "q" | logfmt --strict --keep-empty | json f="g.h", k"#,
+        );
+        assert_eq!(
+            l.pipeline,
+            vec![
+                Stage::LineFilter(LineFilter {
+                    op: LineFilterOp::Contains,
+                    values: vec![
+                        LineFilterValue::Literal("x".into()),
+                        LineFilterValue::Literal("y".into())
+                    ],
+                }),
+                Stage::LineFilter(LineFilter {
+                    op: LineFilterOp::NotContains,
+                    values: vec![LineFilterValue::Literal("p".into())]
+                }),
+                Stage::LineFilter(LineFilter {
+                    op: LineFilterOp::NotContains,
+                    values: vec![LineFilterValue::Literal("q".into())]
+                }),
+                Stage::Parser(Parser::Logfmt {
+                    strict: true,
+                    keep_empty: true,
+                    extractions: vec![]
+                }),
+                Stage::Parser(Parser::Json(vec![
+                    LabelExtraction {
+                        name: "f".into(),
+                        expr: Some("g.h".into())
+                    },
+                    LabelExtraction {
+                        name: "k".into(),
+                        expr: None
+                    },
+                ])),
+            ]
+        );
+    }
+
+    #[test]
+    fn ip_line_filter_and_formatters() {
+        let l = log(
+            r#"{a="b"} |= ip("1.2.3.4") | line_format "{{.x}}" | label_format a=b, c="{{.d}}" | drop x, y="z" | decolorize"#,
+        );
+        assert_eq!(
+            l.pipeline[0],
+            Stage::LineFilter(LineFilter {
+                op: LineFilterOp::Contains,
+                values: vec![LineFilterValue::Ip("1.2.3.4".into())]
+            })
+        );
+        assert_eq!(l.pipeline[1], Stage::LineFormat("{{.x}}".into()));
+        assert_eq!(
+            l.pipeline[2],
+            Stage::LabelFormat(vec![
+                LabelFormatOp::Rename {
+                    dst: "a".into(),
+                    src: "b".into()
+                },
+                LabelFormatOp::Template {
+                    dst: "c".into(),
+                    template: "{{.d}}".into()
+                },
+            ])
+        );
+        assert_eq!(
+            l.pipeline[3],
+            Stage::Drop(vec![
+                LabelSelector::Name("x".into()),
+                LabelSelector::Matcher(Matcher {
+                    name: "y".into(),
+                    op: MatchOp::Eq,
+                    value: "z".into()
+                }),
+            ])
+        );
+        assert_eq!(l.pipeline[4], Stage::Decolorize);
+    }
 }

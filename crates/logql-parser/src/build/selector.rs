@@ -9,7 +9,10 @@ use crate::grammar::Rule;
 
 /// Builds `{a="b", …}`.
 pub(crate) fn selector(input: &str, p: Pair<'_, Rule>) -> Built<Selector> {
-    let matchers = p.into_inner().map(|m| matcher(input, m)).collect::<Built<Vec<_>>>()?;
+    let matchers = p
+        .into_inner()
+        .map(|m| matcher(input, m))
+        .collect::<Built<Vec<_>>>()?;
     Ok(Selector { matchers })
 }
 
@@ -29,7 +32,11 @@ pub(crate) fn matcher(input: &str, p: Pair<'_, Rule>) -> Built<Matcher> {
     if matches!(op, MatchOp::Re | MatchOp::Nre) {
         anchored_regex(&value).map_err(ParseError::Semantic)?;
     }
-    Ok(Matcher { name: name.as_str().to_string(), op, value })
+    Ok(Matcher {
+        name: name.as_str().to_string(),
+        op,
+        value,
+    })
 }
 
 /// Compiles `^(?:re)$`, with Go-style error text for the common mistakes.
@@ -45,13 +52,17 @@ fn go_regex_error(full: &str) -> String {
         return "error parsing regexp: invalid or unsupported Perl syntax".into();
     };
     let span = e.span();
-    let text = full.get(span.start.offset..span.end.offset).unwrap_or_default();
+    let text = full
+        .get(span.start.offset..span.end.offset)
+        .unwrap_or_default();
     let (what, arg) = match e.kind() {
         ErrorKind::EscapeUnrecognized => ("invalid escape sequence", text.to_string()),
         ErrorKind::ClassUnclosed => ("missing closing ]", full[span.start.offset..].to_string()),
         ErrorKind::GroupUnclosed => ("missing closing )", full.to_string()),
         ErrorKind::GroupUnopened => ("unexpected )", full.to_string()),
-        ErrorKind::RepetitionMissing => ("missing argument to repetition operator", text.to_string()),
+        ErrorKind::RepetitionMissing => {
+            ("missing argument to repetition operator", text.to_string())
+        }
         _ => ("invalid or unsupported Perl syntax", text.to_string()),
     };
     format!("error parsing regexp: {what}: `{arg}`")
@@ -72,7 +83,11 @@ mod tests {
     use super::*;
 
     fn m(op: MatchOp, v: &str) -> Matcher {
-        Matcher { name: "a".into(), op, value: v.into() }
+        Matcher {
+            name: "a".into(),
+            op,
+            value: v.into(),
+        }
     }
 
     #[test]
