@@ -111,3 +111,27 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod hostile {
+    #[test]
+    fn hostile_input_errors_without_panicking() {
+        let deep = format!("{}1{}", "(".repeat(200), ")".repeat(200));
+        assert_eq!(
+            crate::parse(&deep).map(|e| e.to_string()).ok().as_deref(),
+            Some("1")
+        );
+        let unclosed = "(".repeat(2000);
+        assert!(crate::parse(&unclosed).is_err());
+        assert!(crate::parse(&"a".repeat(6000)).is_err());
+        for q in [
+            "{é=\"x\"}",
+            "{a=\"é\"} |= \"ü\" | x > 5µq",
+            "sum(",
+            "{a=\"b\"} | json | x > -",
+            "\u{0}",
+        ] {
+            assert!(crate::parse(q).is_err(), "{q}");
+        }
+    }
+}
