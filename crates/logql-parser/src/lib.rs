@@ -51,11 +51,11 @@ pub fn parse(input: &str) -> Result<Expr, ParseError> {
 /// Returns Loki's syntax and construction errors.
 pub fn parse_unvalidated(input: &str) -> Result<Expr, ParseError> {
     if input.len() >= MAX_QUERY_LENGTH {
-        return Err(ParseError::Syntax {
-            line: 0,
-            col: 0,
-            msg: format!("input size too long ({} > {MAX_QUERY_LENGTH})", input.len()),
-        });
+        // Loki builds this error at line 0, col 0, which prints without a position.
+        return Err(ParseError::Semantic(format!(
+            "input size too long ({} > {MAX_QUERY_LENGTH})",
+            input.len()
+        )));
     }
     pest::set_call_limit(std::num::NonZeroUsize::new(CALL_LIMIT));
     // Track literal tokens too, so the error position is the farthest token reached.
