@@ -11,7 +11,7 @@ mod line;
 mod parser;
 mod selector;
 
-use logql_parser::{LogExpr, Selector, Stage};
+use logql_parser::{LabelSelector, LogExpr, Selector, Stage};
 
 use crate::error::LowerError;
 use crate::filter::Filter;
@@ -45,6 +45,10 @@ pub fn lower_log(expr: &LogExpr) -> Result<LogPlan, LowerError> {
             }
             Stage::LineFormat(_) => return Err(unsupported("line_format")),
             Stage::LabelFormat(_) => return Err(unsupported("label_format")),
+            // The plan never produces Loki's error labels, so dropping them
+            // (Drilldown's `| json | logfmt | drop __error__, __error_details__`)
+            // changes nothing; dropping any other label is not lowered yet.
+            Stage::Drop(items) if items.iter().all(is_error_label) => {}
             Stage::Drop(_) => return Err(unsupported("drop")),
             Stage::Keep(_) => return Err(unsupported("keep")),
             Stage::Decolorize => return Err(unsupported("decolorize")),
@@ -62,6 +66,10 @@ pub fn lower_log(expr: &LogExpr) -> Result<LogPlan, LowerError> {
 /// Lowers a stream selector alone (for `/labels?query=`, `/series?match[]=`).
 pub fn lower_selector(selector: &Selector) -> Query {
     Query::new(selector::lower(selector))
+}
+
+fn is_error_label(item: &LabelSelector) -> bool {
+    matches!(item, LabelSelector::Name(n) if n == "__error__" || n == "__error_details__")
 }
 
 fn unsupported(stage: &str) -> LowerError {

@@ -165,6 +165,12 @@ const DATASET: &[(&str, Pairs, &str, Pairs)] = &[
         &[],
     ),
     ("p3", &[("app", "web"), ("env", "prod")], "tab\there", &[]),
+    (
+        "q1",
+        &[("app", "quote"), ("env", "test")],
+        r#"say "hi" \ path C:\dir [x] ✓"#,
+        &[("weird", "a\"b\\c\nd ✓")],
+    ),
 ];
 
 struct Vl {
