@@ -191,8 +191,13 @@ fn matcher(m: &Matcher, fields: &[String]) -> Result<Filter, LowerError> {
 /// Loki drops entries where the label is missing or empty, which the chain
 /// does (`P("")` is false). VictoriaLogs parses numbers, durations (to ns) and
 /// sizes in field values, so `f:>v` compares like Loki for well-formed values.
-/// Loki keeps entries whose value fails to convert (tagging `__error__`);
-/// VictoriaLogs drops them.
+///
+/// Known deviation, on error paths only: Loki keeps entries whose value fails
+/// to convert, and every entry an earlier parser failed on (a non-JSON line
+/// after `| json`), tagging them `__error__`; VictoriaLogs reports no parser
+/// errors, so the plan drops them. Unit spellings also differ at the edges
+/// (Go durations accept `us`, VictoriaLogs `d`/`w`/`y`; humanize sizes are
+/// case-insensitive and allow a space, VictoriaLogs' are not).
 fn compare(fields: &[String], op: CmpOp, value: f64) -> Filter {
     chain(fields, false, &|f| {
         let range = |op| Filter::Range {
