@@ -1,0 +1,236 @@
+//! Shared harness of the `http_*` tests: a fake VictoriaLogs that records every
+//! request and answers canned bodies, lokivl's router in front of it, and a
+//! tiny HTTP client. Included by the other `http_*.rs` files with `mod http_common;`.
+#![allow(dead_code, unreachable_pub, missing_docs)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+/// One request VictoriaLogs received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: Method,
+    pub path: String,
+    /// Query-string and form-body pairs, in that order.
+    pub form: Vec<(String, String)>,
+}
+
+impl Recorded {
+    /// The single value of `key`; panics when absent or repeated (a test failure).
+    pub fn get(&self, key: &str) -> &str {
+        let vals: Vec<&str> = self
+            .form
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(vals.len(), 1, "parameter {key:?} in {:?}", self.form);
+        vals[0]
+    }
+
+    /// Whether `key` was sent at all.
+    pub fn has(&self, key: &str) -> bool {
+        self.form.iter().any(|(k, _)| k == key)
+    }
+}
+
+/// A canned answer for one VictoriaLogs path.
+#[derive(Debug, Clone)]
+pub struct Canned {
+    pub status: StatusCode,
+    pub body: String,
+    pub delay: Duration,
+}
+
+impl Canned {
+    pub fn ok(body: &str) -> Self {
+        Self {
+            status: StatusCode::OK,
+            body: body.to_owned(),
+            delay: Duration::ZERO,
+        }
+    }
+}
+
+#[derive(Clone, Default)]
+struct FakeState {
+    answers: Arc<HashMap<String, Canned>>,
+    log: Arc<Mutex<Vec<Recorded>>>,
+}
+
+/// The fake VictoriaLogs.
+pub struct FakeVl {
+    pub addr: String,
+    log: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl FakeVl {
+    /// Requests received so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+async fn fake_handler(
+    State(st): State<FakeState>,
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    let mut form: Vec<(String, String)> = Vec::new();
+    if let Some(q) = uri.query() {
+        form.extend(form_urlencoded::parse(q.as_bytes()).into_owned());
+    }
+    form.extend(form_urlencoded::parse(&body).into_owned());
+    let path = uri.path().to_owned();
+    st.log.lock().unwrap().push(Recorded {
+        method,
+        path: path.clone(),
+        form,
+    });
+    match st.answers.get(&path) {
+        Some(c) => {
+            if !c.delay.is_zero() {
+                tokio::time::sleep(c.delay).await;
+            }
+            (c.status, c.body.clone()).into_response()
+        }
+        None => (
+            StatusCode::NOT_FOUND,
+            format!("fake VictoriaLogs has no answer for {path}"),
+        )
+            .into_response(),
+    }
+}
+
+/// Starts a fake VictoriaLogs answering `answers` (path → canned answer).
+pub async fn fake_vl(answers: Vec<(&str, Canned)>) -> FakeVl {
+    let st = FakeState {
+        answers: Arc::new(
+            answers
+                .into_iter()
+                .map(|(p, c)| (p.to_owned(), c))
+                .collect(),
+        ),
+        log: Arc::default(),
+    };
+    let log = st.log.clone();
+    let app = Router::new().fallback(fake_handler).with_state(st);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    FakeVl { addr, log }
+}
+
+/// Starts lokivl with `settings` and returns its base URL.
+pub async fn start_proxy(settings: proxy::config::Settings) -> String {
+    let router = proxy::app::router(settings).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(proxy::app::serve(listener, router, std::future::pending()));
+    format!("http://{addr}")
+}
+
+/// A fake VictoriaLogs plus lokivl in front of it.
+pub struct Harness {
+    pub base: String,
+    pub vl: FakeVl,
+}
+
+pub async fn harness(answers: Vec<(&str, Canned)>) -> Harness {
+    let vl = fake_vl(answers).await;
+    let settings = proxy::config::Settings::new(&format!("http://{}", vl.addr)).unwrap();
+    let base = start_proxy(settings).await;
+    Harness { base, vl }
+}
+
+/// An HTTP answer as the test sees it.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+
+    pub fn content_type(&self) -> &str {
+        self.headers
+            .get("content-type")
+            .map_or("", |v| v.to_str().unwrap())
+    }
+
+    /// Asserts Loki's plain-text error contract and returns the text.
+    pub fn assert_error(&self, status: StatusCode) -> &str {
+        assert_eq!(self.status, status, "body: {}", self.body);
+        assert_eq!(self.content_type(), "text/plain; charset=utf-8");
+        assert_eq!(
+            self.headers.get("x-content-type-options").unwrap(),
+            "nosniff"
+        );
+        &self.body
+    }
+}
+
+async fn send(req: http::Request<Full<Bytes>>) -> Answer {
+    let client: Client<HttpConnector, Full<Bytes>> =
+        Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+    let resp = client.request(req).await.unwrap();
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    Answer {
+        status,
+        headers,
+        body: String::from_utf8(body.to_vec()).unwrap(),
+    }
+}
+
+/// Percent-encodes `pairs` as a query string.
+pub fn qs(pairs: &[(&str, &str)]) -> String {
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
+pub async fn get(url: &str) -> Answer {
+    get_with(url, &[]).await
+}
+
+pub async fn get_with(url: &str, headers: &[(&str, &str)]) -> Answer {
+    let mut b = http::Request::builder().method(Method::GET).uri(url);
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    send(b.body(Full::new(Bytes::new())).unwrap()).await
+}
+
+pub async fn request(method: Method, url: &str, body: &str, content_type: &str) -> Answer {
+    let req = http::Request::builder()
+        .method(method)
+        .uri(url)
+        .header("content-type", content_type)
+        .body(Full::new(Bytes::from(body.to_owned())))
+        .unwrap();
+    send(req).await
+}
+
+/// The nanosecond timestamps every query test uses: 2026-08-22T10:00:00Z and one hour before.
+pub const START_NS: i64 = 1_787_389_200_000_000_000;
+pub const END_NS: i64 = 1_787_392_800_000_000_000;
