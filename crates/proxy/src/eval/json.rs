@@ -7,25 +7,7 @@
 use std::io::Write as _;
 
 use super::Value;
-
-/// A `stats` object with every counter Grafana reads, all zero: nothing was read from storage.
-pub const ZERO_STATS: &str = concat!(
-    r#"{"summary":{"bytesProcessedPerSecond":0,"linesProcessedPerSecond":0,"totalBytesProcessed":0,"#,
-    r#""totalLinesProcessed":0,"execTime":0,"queueTime":0,"subqueries":0,"totalEntriesReturned":0,"#,
-    r#""splits":0,"shards":0,"totalPostFilterLines":0,"totalStructuredMetadataBytesProcessed":0},"#,
-    r#""querier":{"store":{"totalChunksRef":0,"totalChunksDownloaded":0,"chunksDownloadTime":0,"#,
-    r#""queryReferencedStructuredMetadata":false,"chunk":{"headChunkBytes":0,"headChunkLines":0,"#,
-    r#""decompressedBytes":0,"decompressedLines":0,"compressedBytes":0,"totalDuplicates":0,"#,
-    r#""postFilterLines":0,"headChunkStructuredMetadataBytes":0,"decompressedStructuredMetadataBytes":0},"#,
-    r#""chunkRefsFetchTime":0,"congestionControlLatency":0,"pipelineWrapperFilteredLines":0}},"#,
-    r#""ingester":{"totalReached":0,"totalChunksMatched":0,"totalBatches":0,"totalLinesSent":0,"#,
-    r#""store":{"totalChunksRef":0,"totalChunksDownloaded":0,"chunksDownloadTime":0,"#,
-    r#""queryReferencedStructuredMetadata":false,"chunk":{"headChunkBytes":0,"headChunkLines":0,"#,
-    r#""decompressedBytes":0,"decompressedLines":0,"compressedBytes":0,"totalDuplicates":0,"#,
-    r#""postFilterLines":0,"headChunkStructuredMetadataBytes":0,"decompressedStructuredMetadataBytes":0},"#,
-    r#""chunkRefsFetchTime":0,"congestionControlLatency":0,"pipelineWrapperFilteredLines":0}},"#,
-    r#""cache":{},"index":{"totalChunks":0,"postFilterChunks":0,"shardsDuration":0,"usedBloomFilters":false}}"#
-);
+use crate::encode::stats::{Summary, write_stats_field};
 
 /// Formats a sample value as Prometheus does (Go `strconv.FormatFloat(v, 'f', -1, 64)`).
 pub fn format_value(v: f64) -> String {
@@ -59,8 +41,9 @@ fn open(out: &mut Vec<u8>, result_type: &str) {
 }
 
 fn close(out: &mut Vec<u8>) {
-    out.extend_from_slice(br#","stats":"#);
-    out.extend_from_slice(ZERO_STATS.as_bytes());
+    out.push(b',');
+    // Nothing was read from storage: the codec's full stats tree with zero counters.
+    write_stats_field(out, &Summary::default());
     out.extend_from_slice(b"}}");
 }
 

@@ -101,28 +101,19 @@ pub async fn series(State(state): State<AppState>, form: Form) -> Result<Respons
     Ok(json_response(out))
 }
 
-/// The LogsQL for `match[]`/`match`: de-duplicated, and a lone `{}` anywhere means "all streams".
+/// The LogsQL for `match[]`/`match`, as Loki reads them: de-duplicated and sorted;
+/// no group, or a single `{}`, means every stream.
 fn series_queries(form: &Form) -> Result<Vec<String>, ApiError> {
-    let mut seen = BTreeSet::new();
-    let mut queries = Vec::new();
-    for raw in form.all("match[]").chain(form.all("match")) {
-        if !seen.insert(raw) {
-            continue;
-        }
-        if is_empty_selector(raw) {
-            return Ok(vec!["*".to_owned()]);
-        }
-        queries.push(selector_query(raw)?);
+    let groups: BTreeSet<&str> = form.all("match[]").chain(form.all("match")).collect();
+    if groups.is_empty() || (groups.len() == 1 && groups.iter().all(|g| is_empty_selector(g))) {
+        return Ok(vec!["*".to_owned()]);
     }
-    if queries.is_empty() {
-        queries.push("*".to_owned());
-    }
-    Ok(queries)
+    groups.into_iter().map(selector_query).collect()
 }
 
+/// Loki removes spaces (only spaces) before comparing with `{}`.
 fn is_empty_selector(raw: &str) -> bool {
-    let compact: String = raw.chars().filter(|c| !c.is_whitespace()).collect();
-    compact == "{}"
+    raw.replace(' ', "") == "{}"
 }
 
 /// Lowers an optional stream selector to LogsQL; empty means every stream.
@@ -203,6 +194,7 @@ mod tests {
     fn empty_selector_forms() {
         assert!(is_empty_selector("{}"));
         assert!(is_empty_selector(" { } "));
+        assert!(!is_empty_selector("{\n}"));
         assert!(!is_empty_selector(r#"{a="b"}"#));
     }
 
@@ -211,6 +203,8 @@ mod tests {
         let f = Form::from_pairs([("match[]", "{}")]);
         assert_eq!(series_queries(&f).unwrap(), ["*"]);
         assert_eq!(series_queries(&Form::default()).unwrap(), ["*"]);
+        let f = Form::from_pairs([("match", "{ }"), ("match[]", "{ }")]);
+        assert_eq!(series_queries(&f).unwrap(), ["*"]);
     }
 
     #[test]
