@@ -73,10 +73,16 @@ async fn labels_with_a_selector_and_rfc3339_times() {
 
 #[tokio::test]
 async fn label_values_ask_for_the_field() {
-    let h = harness(vec![(
-        "/select/logsql/stream_field_values",
-        Canned::ok(r#"{"values":[{"value":"web","hits":1},{"value":"api","hits":2}]}"#),
-    )])
+    let h = harness(vec![
+        (
+            "/select/logsql/stream_field_names",
+            Canned::ok(r#"{"values":[{"value":"app","hits":3},{"value":"env","hits":3}]}"#),
+        ),
+        (
+            "/select/logsql/stream_field_values",
+            Canned::ok(r#"{"values":[{"value":"web","hits":1},{"value":"api","hits":2}]}"#),
+        ),
+    ])
     .await;
     let a = get(&url(
         &h.base,
@@ -86,11 +92,50 @@ async fn label_values_ask_for_the_field() {
     .await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     assert_eq!(a.body, r#"{"status":"success","data":["api","web"]}"#);
-    let r = &h.vl.requests()[0];
+    let reqs = h.vl.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0].path, "/select/logsql/stream_field_names");
+    let r = &reqs[1];
     assert_eq!(r.path, "/select/logsql/stream_field_values");
     assert_eq!(r.get("field"), "app");
     assert_eq!(r.get("query"), r#"{env="prod"}"#);
+    assert_eq!(r.get("start"), START_NS.to_string());
     assert!(!r.has("limit"));
+}
+
+#[tokio::test]
+async fn dotted_otel_names_are_reported_and_resolved_with_underscores() {
+    let h = harness(vec![
+        (
+            "/select/logsql/stream_field_names",
+            Canned::ok(r#"{"values":[{"value":"k8s.pod.name","hits":3},{"value":"service.name","hits":3}]}"#),
+        ),
+        ("/select/logsql/stream_field_values", Canned::ok(r#"{"values":[{"value":"pod-1","hits":1}]}"#)),
+        (
+            "/select/logsql/streams",
+            Canned::ok(r#"{"values":[{"value":"{k8s.pod.name=\"pod-1\",service.name=\"api\"}","hits":1}]}"#),
+        ),
+    ])
+    .await;
+    let a = get(&url(&h.base, "/loki/api/v1/labels", &[])).await;
+    assert_eq!(
+        a.body,
+        r#"{"status":"success","data":["k8s_pod_name","service_name"]}"#
+    );
+    let a = get(&url(&h.base, "/loki/api/v1/label/k8s_pod_name/values", &[])).await;
+    assert_eq!(a.body, r#"{"status":"success","data":["pod-1"]}"#);
+    let fields: Vec<String> =
+        h.vl.requests()
+            .iter()
+            .filter(|r| r.path == "/select/logsql/stream_field_values")
+            .map(|r| r.get("field").to_owned())
+            .collect();
+    assert_eq!(fields, ["k8s.pod.name"]);
+    let a = get(&url(&h.base, "/loki/api/v1/series", &[])).await;
+    assert_eq!(
+        a.body,
+        r#"{"status":"success","data":[{"k8s_pod_name":"pod-1","service_name":"api"}]}"#
+    );
 }
 
 #[tokio::test]

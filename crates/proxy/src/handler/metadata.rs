@@ -15,7 +15,7 @@ use logql_parser::Expr;
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::error::ApiError;
-use crate::labels::parse_stream;
+use crate::labels::{parse_stream, sanitize_label_name};
 use crate::params::{self, Bounds, Form, timestamp::now_ns};
 
 /// Loki's answer when `query`/`match[]` is a full query rather than a selector.
@@ -42,7 +42,13 @@ pub async fn labels(State(state): State<AppState>, form: Form) -> Result<Respons
     let bounds = params::bounds(&form, now_ns())?;
     let query = selector_query(form.get("query"))?;
     let names = fetch_values(&state, Endpoint::StreamFieldNames, &query, bounds, None).await?;
-    Ok(string_list(names))
+    // VictoriaLogs keeps OTel's dotted names; Loki (and LogQL) only know `k8s_pod_name`.
+    Ok(string_list(
+        names
+            .iter()
+            .map(|n| sanitize_label_name(n).into_owned())
+            .collect(),
+    ))
 }
 
 /// `GET|POST /loki/api/v1/label/{name}/values`.
@@ -56,14 +62,29 @@ pub async fn label_values(
 ) -> Result<Response, ApiError> {
     let bounds = params::bounds(&form, now_ns())?;
     let query = selector_query(form.get("query"))?;
-    let values = fetch_values(
-        &state,
-        Endpoint::StreamFieldValues,
-        &query,
-        bounds,
-        Some(&name),
-    )
-    .await?;
+    // `name` is a Loki name; the stream fields it stands for may be dotted
+    // (`k8s_pod_name` ← `k8s.pod.name`), so look the fields up first.
+    let names = fetch_values(&state, Endpoint::StreamFieldNames, &query, bounds, None).await?;
+    let mut fields: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| sanitize_label_name(n) == name.as_str())
+        .collect();
+    if fields.is_empty() {
+        fields.push(&name);
+    }
+    let mut values = BTreeSet::new();
+    for field in fields {
+        let mut found = fetch_values(
+            &state,
+            Endpoint::StreamFieldValues,
+            &query,
+            bounds,
+            Some(field),
+        )
+        .await?;
+        values.append(&mut found);
+    }
     Ok(string_list(values))
 }
 
@@ -84,7 +105,7 @@ pub async fn series(State(state): State<AppState>, form: Form) -> Result<Respons
             })?;
             let mut set: Vec<(String, String)> = labels
                 .into_iter()
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .map(|(k, v)| (sanitize_label_name(&k).into_owned(), v.into_owned()))
                 .collect();
             set.sort();
             all.insert(set);
