@@ -18,6 +18,8 @@ pub const DEFAULT_LIMIT: u32 = 100;
 pub const MAX_ENTRIES_LIMIT: u32 = 5000;
 /// Loki's default lookback when `start` is absent.
 pub const DEFAULT_SINCE_NS: i64 = 3600 * 1_000_000_000;
+/// Loki's default `max_query_length` (721 h).
+pub const MAX_QUERY_LENGTH_NS: i64 = 721 * 3600 * 1_000_000_000;
 /// Loki's cap on points per series.
 pub const MAX_POINTS: i64 = 11_000;
 
@@ -61,6 +63,12 @@ pub enum ParamError {
         "zero or negative query resolution step widths are not accepted. Try a positive integer"
     )]
     StepNotPositive,
+    /// `interval` is negative.
+    #[error("interval must be >= 0")]
+    NegativeInterval,
+    /// The range is longer than `max_query_length`.
+    #[error("the query time range exceeds the limit (query length: {}, limit: {})", duration::format_prometheus(*.0), duration::format_prometheus(MAX_QUERY_LENGTH_NS))]
+    QueryTooLong(i64),
     /// More than 11 000 points per series.
     #[error(
         "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter"
@@ -96,6 +104,8 @@ pub struct RangeParams {
     pub direction: Direction,
     /// Step in nanoseconds (metric queries only), always > 0.
     pub step: i64,
+    /// Loki's `interval` (keep one entry per interval) in nanoseconds, ≥ 0; 0 when absent.
+    pub interval: i64,
 }
 
 /// Parameters of the instant `query`.
@@ -184,6 +194,19 @@ pub fn check_max_entries(limit: u32) -> Result<(), ParamError> {
     }
 }
 
+/// Rejects a range longer than Loki's default `max_query_length` (checked after LogQL parsing, as Loki does).
+///
+/// # Errors
+/// [`ParamError::QueryTooLong`].
+pub fn check_query_length(b: Bounds) -> Result<(), ParamError> {
+    let len = b.end.saturating_sub(b.start);
+    if len > MAX_QUERY_LENGTH_NS {
+        Err(ParamError::QueryTooLong(len))
+    } else {
+        Ok(())
+    }
+}
+
 /// Parses `query_range` parameters in Loki's order.
 ///
 /// # Errors
@@ -205,12 +228,20 @@ pub fn range_params(form: &Form, now: i64) -> Result<RangeParams, ParamError> {
     if (bounds.end - bounds.start) / step > MAX_POINTS {
         return Err(ParamError::TooManyPoints);
     }
+    let interval = match form.get("interval") {
+        "" => 0,
+        s => duration::parse_step(s)?,
+    };
+    if interval < 0 {
+        return Err(ParamError::NegativeInterval);
+    }
     Ok(RangeParams {
         query: form.get("query").to_owned(),
         bounds,
         limit,
         direction,
         step,
+        interval,
     })
 }
 
@@ -395,6 +426,40 @@ mod tests {
             "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter"
         );
         assert!(range_params(&form("start=0&end=11000&step=1"), NOW).is_ok());
+    }
+
+    #[test]
+    fn interval_rules() {
+        assert_eq!(
+            range_params(&form("interval=5s"), NOW).unwrap().interval,
+            5 * S
+        );
+        assert_eq!(range_params(&form(""), NOW).unwrap().interval, 0);
+        assert_eq!(range_err("interval=-1"), "interval must be >= 0");
+        assert_eq!(
+            range_err("interval=1.5s"),
+            r#"cannot parse "1.5s" to a valid duration"#
+        );
+    }
+
+    #[test]
+    fn query_length_limit() {
+        assert!(
+            check_query_length(Bounds {
+                start: 0,
+                end: MAX_QUERY_LENGTH_NS
+            })
+            .is_ok()
+        );
+        assert_eq!(
+            check_query_length(Bounds {
+                start: 0,
+                end: 745 * 3600 * S
+            })
+            .unwrap_err()
+            .to_string(),
+            "the query time range exceeds the limit (query length: 31d1h, limit: 30d1h)"
+        );
     }
 
     #[test]

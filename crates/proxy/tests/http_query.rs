@@ -396,6 +396,24 @@ async fn parameter_errors_carry_lokis_text() {
                 ("query", q),
                 ("start", "100"),
                 ("end", "200"),
+                ("interval", "-1"),
+            ],
+            "interval must be >= 0",
+        ),
+        (
+            &[
+                ("query", q),
+                ("start", "0"),
+                ("end", "2682000"),
+                ("step", "300"),
+            ],
+            "the query time range exceeds the limit (query length: 31d1h, limit: 30d1h)",
+        ),
+        (
+            &[
+                ("query", q),
+                ("start", "100"),
+                ("end", "200"),
                 ("limit", "10000"),
             ],
             "max entries limit per query exceeded, limit > max_entries_limit_per_query (10000 > 5000)",

@@ -32,7 +32,9 @@ pub async fn query_range(
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = params::range_params(&form, now_ns())?;
-    match logql_parser::parse(&p.query)? {
+    let expr = logql_parser::parse(&p.query)?;
+    params::check_query_length(p.bounds)?;
+    match expr {
         Expr::Log(log) => log_range(&state, &headers, &p, &log).await,
         Expr::Metric(m) => {
             let value = constant(&m)?;
@@ -88,6 +90,13 @@ async fn log_range(
     log: &LogExpr,
 ) -> Result<Response, ApiError> {
     params::check_max_entries(p.limit)?;
+    if p.interval > 0 {
+        // Sampling one entry per interval is not implemented; answering without it would
+        // return more entries than Loki, so say so instead.
+        return Err(ApiError::Unsupported(
+            "the interval parameter is not supported by lokivl yet".to_owned(),
+        ));
+    }
     let plan = logsql_ast::lower_log(log).map_err(|e| ApiError::Unsupported(e.to_string()))?;
     let opts = StreamsOptions {
         direction: p.direction,

@@ -70,6 +70,30 @@ pub fn parse_prometheus(s: &str) -> Result<i64, DurationError> {
     Ok(total)
 }
 
+/// Formats nanoseconds as Prometheus' `model.Duration` prints them (`30d1h`, `4w`, `0s`).
+///
+/// Years and weeks appear only when they divide the value exactly, as in Prometheus.
+pub fn format_prometheus(ns: i64) -> String {
+    let mut ms = ns / 1_000_000;
+    if ms == 0 {
+        return "0s".to_owned();
+    }
+    let mut out = String::new();
+    for &(unit, unit_ns) in UNITS {
+        let mult = unit_ns / 1_000_000;
+        if matches!(unit, "y" | "w") && ms % mult != 0 {
+            continue;
+        }
+        let v = ms / mult;
+        if v > 0 {
+            out.push_str(&v.to_string());
+            out.push_str(unit);
+            ms -= v * mult;
+        }
+    }
+    out
+}
+
 /// Why a `step` was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
@@ -156,6 +180,17 @@ mod tests {
             parse_prometheus("1.5s").unwrap_err().to_string(),
             r#"not a valid duration string: "1.5s""#
         );
+    }
+
+    #[test]
+    fn prometheus_format() {
+        assert_eq!(format_prometheus(0), "0s");
+        assert_eq!(format_prometheus(721 * 3600 * S), "30d1h");
+        assert_eq!(format_prometheus(745 * 3600 * S), "31d1h");
+        assert_eq!(format_prometheus(14 * 86400 * S), "2w");
+        assert_eq!(format_prometheus(365 * 86400 * S), "1y");
+        assert_eq!(format_prometheus(90 * 86400 * S), "90d");
+        assert_eq!(format_prometheus(61 * S + 5_000_000), "1m1s5ms");
     }
 
     #[test]
