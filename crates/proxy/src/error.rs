@@ -134,8 +134,11 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// A Loki-style plain-text response (errors, `/ready`).
-pub fn text_response(status: StatusCode, body: String) -> Response {
+/// A Loki-style plain-text response (errors, `/ready`, 404).
+///
+/// Loki writes these with Go's `http.Error`, which appends a newline; so does lokivl.
+pub fn text_response(status: StatusCode, mut body: String) -> Response {
+    body.push('\n');
     let mut resp = (status, body).into_response();
     let headers = resp.headers_mut();
     headers.insert(

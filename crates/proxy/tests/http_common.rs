@@ -184,7 +184,10 @@ impl Answer {
             self.headers.get("x-content-type-options").unwrap(),
             "nosniff"
         );
-        &self.body
+        // Go's http.Error ends the text with a newline.
+        self.body
+            .strip_suffix('\n')
+            .unwrap_or_else(|| panic!("no trailing newline: {:?}", self.body))
     }
 }
 

@@ -37,7 +37,7 @@ async fn ready_follows_victorialogs_health() {
     let h = harness(vec![("/health", Canned::ok("OK"))]).await;
     let a = get(&format!("{}/ready", h.base)).await;
     assert_eq!(a.status, StatusCode::OK);
-    assert_eq!(a.body, "ready");
+    assert_eq!(a.body, "ready\n");
     assert_eq!(h.vl.requests()[0].path, "/health");
 
     let down = harness(vec![(
