@@ -1,0 +1,277 @@
+//! The VictoriaLogs side of the end-to-end checks: a real instance with a
+//! recorder in front of it, or a replay server that answers from golden files.
+//!
+//! Both sit on loopback between lokivl and VictoriaLogs. The recorder keys each
+//! exchange by path and normalised form parameters, so the replay server can
+//! answer the same request with the same bytes on a machine without
+//! VictoriaLogs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use super::client;
+
+/// One recorded VictoriaLogs exchange.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Exchange {
+    pub status: u16,
+    pub content_type: String,
+    pub body: String,
+}
+
+/// The golden file: request key → exchange, sorted for stable diffs.
+pub type Golden = BTreeMap<String, Exchange>;
+
+/// Where the golden VictoriaLogs responses live.
+pub fn golden_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/victorialogs.json")
+}
+
+/// Path plus sorted form parameters (from the query string and a form body).
+pub fn request_key(uri: &Uri, body: &[u8]) -> String {
+    let mut params: Vec<(String, String)> = Vec::new();
+    if let Some(q) = uri.query() {
+        params.extend(form_urlencoded::parse(q.as_bytes()).into_owned());
+    }
+    params.extend(form_urlencoded::parse(body).into_owned());
+    params.sort();
+    let mut ser = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in &params {
+        ser.append_pair(k, v);
+    }
+    format!("{} {}", uri.path(), ser.finish())
+}
+
+/// Finds the VictoriaLogs binary: `LOKIVL_VL_BIN`, else `victoria-logs` on PATH.
+pub fn find_vl_binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("LOKIVL_VL_BIN") {
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("victoria-logs"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// A VictoriaLogs process on a free loopback port, killed on drop.
+pub struct VictoriaLogs {
+    child: Child,
+    pub url: String,
+    data_dir: PathBuf,
+}
+
+impl Drop for VictoriaLogs {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+impl VictoriaLogs {
+    /// Starts VictoriaLogs with a fresh data directory and waits until it is healthy.
+    pub async fn start(bin: &Path) -> VictoriaLogs {
+        let port = free_port();
+        let data_dir =
+            std::env::temp_dir().join(format!("lokivl-e2e-{}-{port}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&data_dir);
+        let child = Command::new(bin)
+            .arg(format!("-httpListenAddr=127.0.0.1:{port}"))
+            .arg(format!("-storageDataPath={}", data_dir.display()))
+            .arg("-retentionPeriod=100y")
+            .arg("-loggerLevel=ERROR")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start VictoriaLogs");
+        let vl = VictoriaLogs {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            data_dir,
+        };
+        for _ in 0..100 {
+            if let Ok((200, _, _)) = client::get(&format!("{}/health", vl.url), &[]).await {
+                return vl;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("VictoriaLogs did not become healthy at {}", vl.url);
+    }
+
+    /// Pushes a Loki JSON body, keeping messages raw, and makes it searchable.
+    pub async fn ingest(&self, loki_push_json: String) {
+        let (status, _, body) = client::post(
+            &format!(
+                "{}/insert/loki/api/v1/push?disable_message_parsing=1",
+                self.url
+            ),
+            "application/json",
+            loki_push_json.into_bytes(),
+        )
+        .await
+        .expect("push to VictoriaLogs");
+        assert!(
+            status == 204 || status == 200,
+            "push failed: {status} {body}"
+        );
+        let (status, _, _) = client::get(&format!("{}/internal/force_flush", self.url), &[])
+            .await
+            .expect("flush VictoriaLogs");
+        assert_eq!(status, 200);
+    }
+}
+
+#[derive(Clone)]
+struct Shared {
+    upstream: Option<String>,
+    exchanges: Arc<Mutex<Golden>>,
+}
+
+async fn record_or_replay(
+    State(shared): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let key = request_key(&uri, &body);
+    match &shared.upstream {
+        Some(upstream) => {
+            let url = format!("{upstream}{}", uri.path());
+            let params = key
+                .split_once(' ')
+                .map(|(_, p)| p)
+                .unwrap_or("")
+                .to_string();
+            let result = if method == Method::GET && params.is_empty() {
+                client::get(&url, &[]).await
+            } else {
+                client::post(
+                    &url,
+                    "application/x-www-form-urlencoded",
+                    params.into_bytes(),
+                )
+                .await
+            };
+            let _ = headers;
+            match result {
+                Ok((status, content_type, body)) => {
+                    let ex = Exchange {
+                        status,
+                        content_type,
+                        body,
+                    };
+                    shared
+                        .exchanges
+                        .lock()
+                        .expect("recorder lock")
+                        .insert(key, ex.clone());
+                    respond(&ex)
+                }
+                Err(e) => (StatusCode::BAD_GATEWAY, e).into_response(),
+            }
+        }
+        None => {
+            let found = shared
+                .exchanges
+                .lock()
+                .expect("replay lock")
+                .get(&key)
+                .cloned();
+            match found {
+                Some(ex) => respond(&ex),
+                None => (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!(
+                        "no golden VictoriaLogs response for `{key}`; re-record with \
+                         LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=1 cargo test -p proxy --test e2e_victorialogs"
+                    ),
+                )
+                    .into_response(),
+            }
+        }
+    }
+}
+
+fn respond(ex: &Exchange) -> Response {
+    let status = StatusCode::from_u16(ex.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, ex.content_type.clone())],
+        ex.body.clone(),
+    )
+        .into_response()
+}
+
+/// A loopback server in front of VictoriaLogs (recording) or of the golden file (replay).
+pub struct Tap {
+    pub url: String,
+    exchanges: Arc<Mutex<Golden>>,
+}
+
+impl Tap {
+    /// Records every exchange with `upstream`.
+    pub async fn recording(upstream: &str) -> Tap {
+        Tap::serve(Some(upstream.to_string()), Golden::new()).await
+    }
+
+    /// Answers from the golden file.
+    pub async fn replaying(golden: Golden) -> Tap {
+        Tap::serve(None, golden).await
+    }
+
+    async fn serve(upstream: Option<String>, golden: Golden) -> Tap {
+        let exchanges = Arc::new(Mutex::new(golden));
+        let app = axum::Router::new()
+            .fallback(record_or_replay)
+            .with_state(Shared {
+                upstream,
+                exchanges: exchanges.clone(),
+            });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind tap");
+        let url = format!("http://{}", listener.local_addr().expect("tap addr"));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Tap { url, exchanges }
+    }
+
+    /// What was recorded so far.
+    pub fn recorded(&self) -> Golden {
+        self.exchanges.lock().expect("tap lock").clone()
+    }
+}
+
+/// Reads the golden file; `None` when it does not exist.
+pub fn read_golden() -> Option<Golden> {
+    let text = std::fs::read_to_string(golden_path()).ok()?;
+    Some(serde_json::from_str(&text).expect("golden file is valid JSON"))
+}
+
+/// Writes the golden file (pretty, sorted keys).
+pub fn write_golden(golden: &Golden) {
+    let path = golden_path();
+    std::fs::create_dir_all(path.parent().expect("golden dir")).expect("create golden dir");
+    let text = serde_json::to_string_pretty(golden).expect("serialize golden");
+    std::fs::write(&path, text + "\n").expect("write golden file");
+}

@@ -1,0 +1,21 @@
+//! Shared harness of the end-to-end suites (`e2e_victorialogs`, `golden_replay`).
+#![allow(dead_code, unreachable_pub, missing_docs)]
+
+pub mod backend;
+pub mod checks;
+pub mod client;
+pub mod dataset;
+
+/// Starts lokivl's router on a free loopback port, pointed at `backend`.
+pub async fn start_lokivl(backend: &str) -> String {
+    let settings = proxy::config::Settings::new(backend).expect("valid settings");
+    let app = proxy::app::router(settings).expect("router builds");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind lokivl");
+    let url = format!("http://{}", listener.local_addr().expect("lokivl addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    url
+}
