@@ -1,65 +1,70 @@
 //! Lowering a LogQL log query into a [`LogPlan`].
 //!
-//! Line filters only read the line, which no supported stage rewrites, so they
-//! all go into the top-level filter. Label filters before any parser read
-//! stored fields and join the top-level filter too; after a parser they become
-//! `| filter` pipes at their position, since a later parser may overwrite the
-//! fields they read.
+//! A stage goes to VictoriaLogs only when the LogsQL is exactly equivalent;
+//! from the first stage that is not, that stage and every later one run in
+//! the proxy ([`LogPlan::proxy_stages`]), with one exception: a line filter
+//! that reads the original line (no `line_format`, `decolorize` or `unpack`
+//! before it) commutes with every other stage, so it is hoisted into the
+//! VictoriaLogs filter wherever it is written.
+//!
+//! Parsers always run in the proxy. VictoriaLogs' `unpack_json` and
+//! `unpack_logfmt` differ from Loki's parsers where answers show it: Loki
+//! keeps a line that fails to parse and tags it `__error__=JSONParserErr`
+//! (with the parser's message in `__error_details__`), skips `null` and array
+//! values, sanitises keys (`a-b` → `a_b`, a leading digit gets `_`), renames
+//! a key that collides with a stream label or structured metadata to
+//! `<key>_extracted`, and its logfmt decoder keeps bare keys and treats
+//! quotes and escapes its own way. Numeric, duration and bytes label filters
+//! also run in the proxy, because Loki keeps an entry whose value fails to
+//! convert (tagging it `__error__=LabelFilterErr`) where VictoriaLogs drops it.
 
 mod label;
 mod line;
-mod parser;
 mod selector;
 
-use logql_parser::{LabelSelector, LogExpr, Selector, Stage};
+use logql_parser::{
+    LabelFilter, LabelSelector, LineFilter, LineFilterOp, LineFilterValue, LogExpr, Parser,
+    Selector, Stage,
+};
 
 use crate::error::LowerError;
 use crate::filter::Filter;
-use crate::pipe::Pipe;
-use crate::plan::{LogPlan, PARSED_PREFIX};
+use crate::plan::LogPlan;
 use crate::query::Query;
 
 /// Lowers a LogQL log query into a plan.
 ///
 /// # Errors
-/// [`LowerError::Unsupported`] naming the first stage or construct with no
-/// exact LogsQL equivalent yet.
+/// [`LowerError::Unsupported`] for a construct the plan cannot express
+/// (none today: every stage can run in the proxy); kept so callers handle
+/// future refusals.
 pub fn lower_log(expr: &LogExpr) -> Result<LogPlan, LowerError> {
     let mut top = vec![selector::lower(&expr.selector)];
-    let mut pipes = Vec::new();
-    let mut parsed = false;
+    let mut proxy: Vec<Stage> = Vec::new();
+    // Whether an earlier stage may have rewritten the line.
+    let mut rewritten = false;
     for stage in &expr.pipeline {
         match stage {
-            Stage::LineFilter(lf) => top.push(line::lower(lf)?),
-            Stage::LabelFilter(lf) => {
-                let f = label::lower(lf, parsed)?;
-                if !parsed {
-                    top.push(f);
-                } else if f != Filter::All {
-                    pipes.push(Pipe::Filter(f));
-                }
+            Stage::LineFilter(lf) if !rewritten && pushable_line(lf) => top.push(line::lower(lf)?),
+            Stage::LabelFilter(lf) if proxy.is_empty() && pushable_label(lf) => {
+                top.push(label::lower(lf, false)?);
             }
-            Stage::Parser(p) => {
-                pipes.extend(parser::lower(p)?);
-                parsed = true;
+            // No stage before it can have set an error label, so dropping
+            // them changes nothing (Drilldown's `| drop __error__, __error_details__`).
+            Stage::Drop(items) if proxy.is_empty() && items.iter().all(is_error_label) => {}
+            other => {
+                rewritten |= rewrites_line(other);
+                proxy.push(other.clone());
             }
-            Stage::LineFormat(_) => return Err(unsupported("line_format")),
-            Stage::LabelFormat(_) => return Err(unsupported("label_format")),
-            // The plan never produces Loki's error labels, so dropping them
-            // (Drilldown's `| json | logfmt | drop __error__, __error_details__`)
-            // changes nothing; dropping any other label is not lowered yet.
-            Stage::Drop(items) if items.iter().all(is_error_label) => {}
-            Stage::Drop(_) => return Err(unsupported("drop")),
-            Stage::Keep(_) => return Err(unsupported("keep")),
-            Stage::Decolorize => return Err(unsupported("decolorize")),
         }
     }
     Ok(LogPlan {
         query: Query {
             filter: Filter::and(top),
-            pipes,
+            pipes: Vec::new(),
         },
-        parsed_prefix: parsed.then_some(PARSED_PREFIX),
+        parsed_prefix: None,
+        proxy_stages: proxy,
     })
 }
 
@@ -72,15 +77,43 @@ fn is_error_label(item: &LabelSelector) -> bool {
     matches!(item, LabelSelector::Name(n) if n == "__error__" || n == "__error_details__")
 }
 
-fn unsupported(stage: &str) -> LowerError {
-    LowerError::Unsupported(format!("{stage} stage"))
+/// Whether a stage can change the line later stages see.
+fn rewrites_line(stage: &Stage) -> bool {
+    matches!(
+        stage,
+        Stage::LineFormat(_) | Stage::Decolorize | Stage::Parser(Parser::Unpack)
+    )
+}
+
+/// Line filters VictoriaLogs evaluates exactly: substring and regex ones.
+/// `ip()` and pattern filters (`|>`, `!>`) run in the proxy.
+fn pushable_line(lf: &LineFilter) -> bool {
+    !matches!(lf.op, LineFilterOp::Pattern | LineFilterOp::NotPattern)
+        && lf
+            .values
+            .iter()
+            .all(|v| matches!(v, LineFilterValue::Literal(_)))
+}
+
+/// Label filters VictoriaLogs evaluates exactly over stored fields: string
+/// matchers (combined with `and`/`or`) on labels other than the error labels.
+/// Numeric, duration, bytes and `ip()` comparisons run in the proxy.
+fn pushable_label(lf: &LabelFilter) -> bool {
+    match lf {
+        LabelFilter::And(a, b) | LabelFilter::Or(a, b) => pushable_label(a) && pushable_label(b),
+        LabelFilter::Paren(inner) => pushable_label(inner),
+        LabelFilter::Matcher(m) => m.name != "__error__" && m.name != "__error_details__",
+        LabelFilter::Number { .. }
+        | LabelFilter::Duration { .. }
+        | LabelFilter::Bytes { .. }
+        | LabelFilter::Ip { .. } => false,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use logql_parser::{
-        CmpOp, LabelExtraction, LabelFilter, LineFilter, LineFilterOp, LineFilterValue, MatchOp,
-        Matcher, Parser,
+        CmpOp, LabelFilter, LineFilter, LineFilterOp, LineFilterValue, MatchOp, Matcher, Parser,
     };
 
     use super::*;
@@ -141,53 +174,108 @@ mod tests {
         assert_eq!(lowered(vec![line(LineFilterOp::NotContains, &[""])]), "!*");
     }
 
-    #[test]
-    fn label_filter_after_parser_prefers_stored_field() {
-        let plan = lower_log(&expr(vec![
-            Stage::Parser(Parser::Json(vec![])),
-            Stage::LabelFilter(LabelFilter::Matcher(m("x", MatchOp::Eq, "v"))),
-        ]))
-        .unwrap();
-        assert_eq!(plan.parsed_prefix, Some(PARSED_PREFIX));
-        assert_eq!(
-            plan.query.to_string(),
-            r#"{app="api"} | unpack_json from _msg result_prefix "__lokivl_parsed." | filter "x":="v" or ("x":"" and "__lokivl_parsed.x":="v")"#
-        );
+    fn plan(pipeline: Vec<Stage>) -> LogPlan {
+        lower_log(&expr(pipeline)).unwrap()
     }
 
     #[test]
-    fn label_filter_without_parser_reads_stored_fields_only() {
-        let plan = lower_log(&expr(vec![Stage::LabelFilter(LabelFilter::Number {
+    fn parsers_and_everything_after_run_in_the_proxy() {
+        let json = Stage::Parser(Parser::Json(vec![]));
+        let lf = Stage::LabelFilter(LabelFilter::Matcher(m("x", MatchOp::Eq, "v")));
+        let p = plan(vec![json.clone(), lf.clone()]);
+        assert_eq!(p.query.to_string(), r#"{app="api"}"#);
+        assert_eq!(p.parsed_prefix, None);
+        assert_eq!(p.proxy_stages, vec![json, lf]);
+        assert!(p.has_proxy_stages());
+    }
+
+    #[test]
+    fn line_filters_are_hoisted_until_the_line_is_rewritten() {
+        let json = Stage::Parser(Parser::Json(vec![]));
+        let fmt = Stage::LineFormat("{{.a}}".into());
+        let p = plan(vec![
+            json.clone(),
+            line(LineFilterOp::Contains, &["a"]),
+            fmt.clone(),
+            line(LineFilterOp::Contains, &["b"]),
+        ]);
+        assert_eq!(p.query.to_string(), r#"{app="api"} and _msg:~"a""#);
+        assert_eq!(
+            p.proxy_stages,
+            vec![json, fmt, line(LineFilterOp::Contains, &["b"])]
+        );
+        let unpack = Stage::Parser(Parser::Unpack);
+        let p = plan(vec![unpack.clone(), line(LineFilterOp::Contains, &["a"])]);
+        assert_eq!(p.query.to_string(), r#"{app="api"}"#);
+        assert_eq!(p.proxy_stages.len(), 2);
+    }
+
+    #[test]
+    fn pattern_and_ip_line_filters_run_in_the_proxy() {
+        let pat = line(LineFilterOp::Pattern, &["<_> x"]);
+        let ip = Stage::LineFilter(LineFilter {
+            op: LineFilterOp::Contains,
+            values: vec![LineFilterValue::Ip("10.0.0.0/8".into())],
+        });
+        let p = plan(vec![
+            pat.clone(),
+            ip.clone(),
+            line(LineFilterOp::Regex, &["y"]),
+        ]);
+        assert_eq!(p.query.to_string(), r#"{app="api"} and _msg:~"y""#);
+        assert_eq!(p.proxy_stages, vec![pat, ip]);
+    }
+
+    #[test]
+    fn string_label_filters_before_any_proxy_stage_go_to_victorialogs() {
+        let p = plan(vec![Stage::LabelFilter(LabelFilter::Matcher(m(
+            "level",
+            MatchOp::Eq,
+            "abc",
+        )))]);
+        assert_eq!(p.query.to_string(), r#"{app="api"} and "level":="abc""#);
+        assert!(p.proxy_stages.is_empty());
+    }
+
+    #[test]
+    fn numeric_label_filters_run_in_the_proxy() {
+        // Loki keeps an entry whose value is not a number (tagged LabelFilterErr).
+        let num = Stage::LabelFilter(LabelFilter::Number {
             name: "status".into(),
             op: CmpOp::Ge,
             value: 500.0,
-        })]))
-        .unwrap();
-        assert_eq!(plan.parsed_prefix, None);
-        assert_eq!(plan.query.to_string(), r#"{app="api"} and "status":>=500"#);
+        });
+        let p = plan(vec![num.clone()]);
+        assert_eq!(p.query.to_string(), r#"{app="api"}"#);
+        assert_eq!(p.proxy_stages, vec![num]);
+        let err = Stage::LabelFilter(LabelFilter::Matcher(m("__error__", MatchOp::Eq, "")));
+        assert_eq!(plan(vec![err.clone()]).proxy_stages, vec![err]);
     }
 
     #[test]
-    fn json_field_expressions_copy_from_scratch() {
-        let q = lowered(vec![Stage::Parser(Parser::Json(vec![LabelExtraction {
-            name: "m".into(),
-            expr: Some("req.method".into()),
-        }]))]);
+    fn dropping_error_labels_first_is_a_no_op() {
+        let drop = Stage::Drop(vec![
+            LabelSelector::Name("__error__".into()),
+            LabelSelector::Name("__error_details__".into()),
+        ]);
+        assert!(plan(vec![drop.clone()]).proxy_stages.is_empty());
+        let json = Stage::Parser(Parser::Json(vec![]));
         assert_eq!(
-            q,
-            r#"{app="api"} | unpack_json from _msg fields ("req.method") result_prefix "__lokivl_tmp." | copy "__lokivl_tmp.req.method" as "__lokivl_parsed.m" | delete "__lokivl_tmp.req.method""#
+            plan(vec![json.clone(), drop.clone()]).proxy_stages,
+            vec![json, drop]
         );
+        let other = Stage::Drop(vec![LabelSelector::Name("level".into())]);
+        assert_eq!(plan(vec![other.clone()]).proxy_stages, vec![other]);
     }
 
     #[test]
-    fn unsupported_stages_are_named() {
-        let err = lower_log(&expr(vec![Stage::LineFormat("{{.a}}".into())])).unwrap_err();
-        assert_eq!(err, LowerError::Unsupported("line_format stage".into()));
-        let err = lower_log(&expr(vec![Stage::Parser(Parser::Regexp(
-            "(?P<a>.)".into(),
-        ))]))
-        .unwrap_err();
-        assert_eq!(err.to_string(), "unsupported: regexp parser");
+    fn label_filter_after_a_proxy_stage_stays_in_the_proxy() {
+        let fmt = Stage::LabelFormat(vec![]);
+        let lf = Stage::LabelFilter(LabelFilter::Matcher(m("x", MatchOp::Eq, "v")));
+        assert_eq!(
+            plan(vec![fmt.clone(), lf.clone()]).proxy_stages,
+            vec![fmt, lf]
+        );
     }
 
     #[test]

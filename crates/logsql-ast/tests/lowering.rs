@@ -6,6 +6,8 @@
 //! `logql:` the query; `logsql:` the exact lowering or `error:` the exact
 //! error text; `expect:` the ids of the dataset lines VictoriaLogs must return
 //! (`-` for none). Blocks without `expect:` are only checked textually.
+//! `proxy:` the stages the proxy evaluates after VictoriaLogs, printed as
+//! LogQL; absent means none (VictoriaLogs computes the whole query).
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
@@ -20,6 +22,7 @@ struct Case {
     logql: String,
     logsql: Option<String>,
     error: Option<String>,
+    proxy: String,
     expect: Option<BTreeSet<String>>,
 }
 
@@ -44,12 +47,14 @@ fn cases() -> Vec<Case> {
             logql: String::new(),
             logsql: None,
             error: None,
+            proxy: String::new(),
             expect: None,
         });
         match key {
             "logql" => case.logql = value.to_owned(),
             "logsql" => case.logsql = Some(value.to_owned()),
             "error" => case.error = Some(value.to_owned()),
+            "proxy" => case.proxy = value.to_owned(),
             "expect" => {
                 case.expect = Some(
                     value
@@ -80,6 +85,14 @@ fn lower(logql: &str) -> Result<logsql_ast::LogPlan, String> {
     }
 }
 
+fn proxy_text(plan: &logsql_ast::LogPlan) -> String {
+    plan.proxy_stages
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn lowering_table() {
     if !parser_ready() {
@@ -92,13 +105,15 @@ fn lowering_table() {
     for c in &all {
         let got = lower(&c.logql);
         let ok = match (&got, &c.logsql, &c.error) {
-            (Ok(plan), Some(want), None) => plan.query.to_string() == *want,
+            (Ok(plan), Some(want), None) => {
+                plan.query.to_string() == *want && proxy_text(plan) == c.proxy
+            }
             (Err(e), None, Some(want)) => e == want,
             _ => false,
         };
         if !ok {
             let got = match got {
-                Ok(p) => format!("logsql: {}", p.query),
+                Ok(p) => format!("logsql: {}\n       proxy: {}", p.query, proxy_text(&p)),
                 Err(e) => format!("error: {e}"),
             };
             failures.push(format!(
