@@ -292,6 +292,15 @@ where
 pub fn go_quote(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let bytes = s.as_bytes();
+    // Fast path: printable ASCII without quotes or backslashes (most values).
+    if bytes
+        .iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut run = 0;
     for (i, c) in s.char_indices() {
         let esc: Option<&[u8]> = match c {

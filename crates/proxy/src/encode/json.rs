@@ -50,6 +50,18 @@ pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
+        // Look at eight bytes at a time and jump to the first one that may
+        // need escaping (the lowest flagged byte is exact).
+        if let Some(chunk) = bytes.get(i..i + 8)
+            && let Ok(word) = <[u8; 8]>::try_from(chunk)
+        {
+            let mask = escape_mask(u64::from_le_bytes(word));
+            if mask == 0 {
+                i += 8;
+                continue;
+            }
+            i += (mask.trailing_zeros() / 8) as usize;
+        }
         let b = bytes[i];
         let kind = ESCAPE[b as usize];
         if kind == 0 {
@@ -88,6 +100,29 @@ pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
         start = i;
     }
     out.extend_from_slice(&bytes[start..]);
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// High bits set for zero bytes of `w`; the lowest set bit is exact (higher
+/// ones may be false positives from borrows, which only cost a table check).
+#[inline]
+fn zero_bytes(w: u64) -> u64 {
+    w.wrapping_sub(ONES) & !w & HIGHS
+}
+
+/// High bits flagging bytes of `w` that may need the slow path: a control
+/// character, `"`, `\`, `<`, `>`, `&`, or 0xE2 (lead byte of U+2028/U+2029).
+#[inline]
+fn escape_mask(w: u64) -> u64 {
+    (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
+        | zero_bytes(w ^ (ONES * u64::from(b'"')))
+        | zero_bytes(w ^ (ONES * u64::from(b'\\')))
+        | zero_bytes(w ^ (ONES * u64::from(b'<')))
+        | zero_bytes(w ^ (ONES * u64::from(b'>')))
+        | zero_bytes(w ^ (ONES * u64::from(b'&')))
+        | zero_bytes(w ^ (ONES * 0xE2))
 }
 
 /// Writes an unsigned integer.
@@ -152,6 +187,31 @@ mod tests {
             "\"x\\u2028y\\u2029z\u{2027}\""
         );
         assert_eq!(s("€"), "\"€\"");
+    }
+
+    #[test]
+    fn word_scan_finds_specials_at_every_position() {
+        let cases = [
+            ("\"", r#"\""#),
+            ("\\", r"\\"),
+            ("<", r"\u003c"),
+            (">", r"\u003e"),
+            ("&", r"\u0026"),
+            ("\n", r"\n"),
+            ("\u{1}", r"\u0001"),
+            ("\u{2028}", r"\u2028"),
+        ];
+        for (special, escaped) in cases {
+            for pos in 0..17 {
+                let (a, b) = ("a".repeat(pos), "b".repeat(20));
+                assert_eq!(
+                    s(&format!("{a}{special}{b}")),
+                    format!("\"{a}{escaped}{b}\"")
+                );
+            }
+        }
+        // Non-special high bytes (é = C3 A9, € = E2 82 AC) pass through.
+        assert_eq!(s("abcdefgé€hijklmnop"), "\"abcdefgé€hijklmnop\"");
     }
 
     #[test]

@@ -120,13 +120,19 @@ pub struct StreamsEncoder {
     items: Vec<Item>,
     keys: Vec<u8>,
     row_stream: Vec<u32>,
+    /// Distinct output streams: their label-set strings, ranges of `keys`.
+    groups: Vec<Range<usize>>,
+    /// Key hash → group, to find a row's stream without comparing strings.
+    group_index: HashMap<u64, u32>,
+    /// Position of each group in label-string order.
+    rank: Vec<u32>,
 }
 
-/// One kept entry while grouping: its stream key and its position.
-#[derive(Debug, Clone)]
+/// One kept entry while grouping: its stream (group) and its position.
+#[derive(Debug, Clone, Copy)]
 struct Item {
-    /// The label-set string, a range of `keys`.
-    key: Range<usize>,
+    /// The entry's stream: an index into `groups`.
+    group: u32,
     /// Position in direction order (after the limit).
     seq: u32,
     /// Index into the decoded rows.
@@ -172,10 +178,21 @@ impl StreamsEncoder {
         self.decoder.decode(ndjson, rows)?;
         let parsed = parse_streams(&rows.rows, &mut self.row_stream)?;
         self.keys.clear();
-        let infos: Vec<StreamInfo<'_>> = parsed
-            .iter()
-            .map(|p| StreamInfo::new(p, &mut self.keys))
-            .collect();
+        self.groups.clear();
+        self.group_index.clear();
+        let mut infos: Vec<StreamInfo<'_>> = Vec::with_capacity(parsed.len());
+        for p in &parsed {
+            let mut info = StreamInfo::new(p, &mut self.keys);
+            let g = intern_key(
+                &mut self.keys,
+                info.key.start,
+                &mut self.group_index,
+                &mut self.groups,
+            );
+            info.group = g;
+            info.key = self.groups[g as usize].clone();
+            infos.push(info);
+        }
         let prefix = opts.parsed_prefix.filter(|p| !p.is_empty());
 
         // Direction order, then the limit.
@@ -200,27 +217,44 @@ impl StreamsEncoder {
         for (seq, &r) in self.order.iter().enumerate() {
             let row = &all[r as usize];
             let info = &infos[self.row_stream[r as usize] as usize];
-            let key = if opts.categorize {
-                info.key.clone()
+            let group = if opts.categorize {
+                info.group
             } else {
                 row_labels(info, rows.fields_of(row), prefix, &mut labels);
                 merge_labels(&info.labels, &labels, &mut merged);
                 let start = self.keys.len();
                 write_label_key(&mut self.keys, &merged);
-                start..self.keys.len()
+                intern_key(
+                    &mut self.keys,
+                    start,
+                    &mut self.group_index,
+                    &mut self.groups,
+                )
             };
             self.items.push(Item {
-                key,
+                group,
                 seq: seq as u32,
                 row: r,
             });
         }
+        // Streams in label-string order (only distinct strings are compared),
+        // entries in direction order inside each.
         let keys = &self.keys;
-        self.items.sort_unstable_by(|a, b| {
-            keys[a.key.clone()]
-                .cmp(&keys[b.key.clone()])
-                .then(a.seq.cmp(&b.seq))
+        let groups = &self.groups;
+        self.rank.clear();
+        self.rank.extend(0..groups.len() as u32);
+        self.rank.sort_unstable_by(|&a, &b| {
+            keys[groups[a as usize].clone()].cmp(&keys[groups[b as usize].clone()])
         });
+        let mut rank_of = std::mem::take(&mut self.order);
+        rank_of.clear();
+        rank_of.resize(groups.len(), 0);
+        for (pos, &g) in self.rank.iter().enumerate() {
+            rank_of[g as usize] = pos as u32;
+        }
+        self.items
+            .sort_unstable_by_key(|it| (rank_of[it.group as usize], it.seq));
+        self.order = rank_of;
 
         // Write.
         let mut summary = StreamsSummary::default();
@@ -232,9 +266,9 @@ impl StreamsEncoder {
         out.extend_from_slice(b"\"result\":[");
         let mut i = 0;
         while i < self.items.len() {
-            let key = &keys[self.items[i].key.clone()];
+            let group = self.items[i].group;
             let mut j = i + 1;
-            while j < self.items.len() && keys[self.items[j].key.clone()] == *key {
+            while j < self.items.len() && self.items[j].group == group {
                 j += 1;
             }
             if summary.streams > 0 {
@@ -333,13 +367,19 @@ impl<'s> Name<'s> {
         let clean = self.clean;
         let lead =
             (!clean && self.raw.as_bytes().first().is_some_and(u8::is_ascii_digit)).then_some(b'_');
-        let body = self.raw.chars().map(move |c| {
-            if clean || c.is_ascii_alphanumeric() || c == '_' {
-                c as u8
-            } else {
-                b'_'
-            }
-        });
+        // One `_` per non-ASCII character: its lead byte maps to `_` and its
+        // continuation bytes (0x80..0xC0) are dropped, so no UTF-8 decoding.
+        let body = self
+            .raw
+            .bytes()
+            .filter(|b| !(0x80..0xC0).contains(b))
+            .map(move |b| {
+                if clean || b.is_ascii_alphanumeric() || b == b'_' {
+                    b
+                } else {
+                    b'_'
+                }
+            });
         let suffix: &'static [u8] = if self.extracted { b"_extracted" } else { b"" };
         lead.into_iter().chain(body).chain(suffix.iter().copied())
     }
@@ -425,6 +465,8 @@ struct StreamInfo<'s> {
     labels: Vec<Lbl<'s>>,
     /// The label-set string, a range of the shared key buffer.
     key: Range<usize>,
+    /// The output stream of this stream's rows when categorizing.
+    group: u32,
 }
 
 impl<'s> StreamInfo<'s> {
@@ -448,6 +490,7 @@ impl<'s> StreamInfo<'s> {
             pairs,
             labels,
             key: start..keys.len(),
+            group: 0,
         }
     }
 
@@ -459,6 +502,37 @@ impl<'s> StreamInfo<'s> {
         self.labels
             .iter()
             .any(|l| l.name.cmp(name) == Ordering::Equal)
+    }
+}
+
+/// Finds the group whose key equals `keys[start..]` (the key just written at
+/// the end of the buffer), dropping those bytes again when it exists, or
+/// adds a new group. Hash collisions between different keys move on to the
+/// next hash value, so they cost a comparison, never a wrong stream.
+fn intern_key(
+    keys: &mut Vec<u8>,
+    start: usize,
+    index: &mut HashMap<u64, u32>,
+    groups: &mut Vec<Range<usize>>,
+) -> u32 {
+    use std::hash::Hasher as _;
+    let mut hasher = std::hash::DefaultHasher::new();
+    hasher.write(&keys[start..]);
+    let mut h = hasher.finish();
+    loop {
+        match index.get(&h) {
+            Some(&g) if keys[groups[g as usize].clone()] == keys[start..] => {
+                keys.truncate(start);
+                return g;
+            }
+            Some(_) => h = h.wrapping_add(1),
+            None => {
+                let g = groups.len() as u32;
+                groups.push(start..keys.len());
+                index.insert(h, g);
+                return g;
+            }
+        }
     }
 }
 
@@ -876,6 +950,21 @@ mod tests {
         let (head, _, _) = run(&body, &back(false));
         assert!(
             head.contains(r#"{"stream":{"_9lives":"x","k8s_namespace":"prod","k8s_pod_name":"pod-1","service_name":"checkout"}"#),
+            "{head}"
+        );
+    }
+
+    #[test]
+    fn non_ascii_names_become_one_underscore_per_character() {
+        let body = line(
+            T1,
+            r#"{app="a"}"#,
+            "m",
+            &[("héllo.wörld", "v"), ("ünï", "w")],
+        );
+        let (head, _, _) = run(&body, &back(true));
+        assert!(
+            head.contains(r#"{"structuredMetadata":{"_n_":"w","h_llo_w_rld":"v"}}"#),
             "{head}"
         );
     }
