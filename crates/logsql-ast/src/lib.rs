@@ -24,6 +24,7 @@
 mod error;
 mod filter;
 mod lower;
+mod metric;
 mod pipe;
 mod plan;
 mod query;
@@ -32,6 +33,10 @@ mod quote;
 pub use error::LowerError;
 pub use filter::{Filter, RangeOp, StreamMatcher, StreamOp};
 pub use lower::{lower_log, lower_selector};
+pub use metric::{
+    MetricPipe, NUMBER_FIELD, RangePlan, StatsFunc, VALUE_FIELD, ValueScale, bucket_offset,
+    guard_regex, lower_range,
+};
 pub use pipe::{Pipe, Unpack, UnpackFormat};
 pub use plan::{LogPlan, PARSED_PREFIX};
 pub use query::Query;

@@ -1,0 +1,339 @@
+//! Lowering of LogQL range aggregations into VictoriaLogs `stats` requests.
+//!
+//! A range aggregation (`rate({…}[5m])`, `sum_over_time({…} | unwrap x [1m])`)
+//! becomes a [`RangePlan`]: the LogsQL that selects the samples (the lowered
+//! log pipeline, the extraction of the unwrapped value and its guards), and
+//! the statistics the proxy needs per time bucket. The proxy picks the bucket
+//! size and grouping ([`RangePlan::stats_query`]) and combines buckets over
+//! each sliding window itself, so VictoriaLogs only ever returns small
+//! per-bucket rows, never raw entries.
+//!
+//! Only pipelines VictoriaLogs evaluates exactly are lowered: when
+//! [`crate::lower_log`] leaves stages to the proxy (parsers, numeric label
+//! filters, `line_format`…), counting in VictoriaLogs would be wrong, so the
+//! lowering refuses with [`LowerError::Unsupported`].
+
+mod stats;
+mod unwrap;
+
+use logql_parser::{LabelFilter, LogExpr, RangeAggregation, RangeOp, Stage, UnwrapConversion};
+
+pub use self::stats::{StatsFunc, bucket_offset};
+pub use self::unwrap::{MetricPipe, NUMBER_FIELD, VALUE_FIELD, guard_regex};
+
+use crate::error::LowerError;
+use crate::filter::Filter;
+use crate::query::Query;
+
+/// How the unwrapped number relates to Loki's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueScale {
+    /// The number is Loki's value (plain floats, bytes).
+    One,
+    /// VictoriaLogs parses durations to nanoseconds; Loki reports seconds.
+    NanosToSeconds,
+}
+
+impl ValueScale {
+    /// The factor turning a VictoriaLogs number into Loki's value.
+    pub fn factor(self) -> f64 {
+        match self {
+            ValueScale::One => 1.0,
+            ValueScale::NanosToSeconds => 1e-9,
+        }
+    }
+}
+
+/// What VictoriaLogs computes for one range aggregation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangePlan {
+    /// The range function.
+    pub op: RangeOp,
+    /// Selects the entries: the lowered log pipeline.
+    pub query: Query,
+    /// Pipes after [`RangePlan::query`] extracting and guarding the unwrapped value.
+    pub value_pipes: Vec<MetricPipe>,
+    /// `Some` when the aggregation unwraps a label: the number is in [`NUMBER_FIELD`].
+    pub unwrap: Option<ValueScale>,
+    /// The unwrap conversion, when the aggregation unwraps a label.
+    pub conversion: Option<UnwrapConversion>,
+    /// Whether the plan counts values that fail Loki's conversion
+    /// ([`StatsFunc::Errors`]); set when no post-unwrap filter drops them, so
+    /// the proxy can fail as Loki does instead of skipping them.
+    pub check_errors: bool,
+}
+
+impl RangePlan {
+    /// The per-bucket statistics this function needs.
+    pub fn funcs(&self) -> Vec<StatsFunc> {
+        let mut out = match (self.op, self.unwrap.is_some()) {
+            (RangeOp::BytesOverTime | RangeOp::BytesRate, _) => vec![StatsFunc::Bytes],
+            (RangeOp::CountOverTime | RangeOp::AbsentOverTime, _) | (RangeOp::Rate, false) => {
+                vec![StatsFunc::Count]
+            }
+            (RangeOp::Rate | RangeOp::SumOverTime, true) => vec![StatsFunc::Count, StatsFunc::Sum],
+            (RangeOp::AvgOverTime, _) => vec![StatsFunc::Count, StatsFunc::Sum],
+            (RangeOp::MinOverTime, _) => vec![StatsFunc::Count, StatsFunc::Min],
+            (RangeOp::MaxOverTime, _) => vec![StatsFunc::Count, StatsFunc::Max],
+            (RangeOp::StddevOverTime | RangeOp::StdvarOverTime, _) => vec![
+                StatsFunc::Count,
+                StatsFunc::Sum,
+                StatsFunc::SumSquares,
+                StatsFunc::Min,
+                StatsFunc::Max,
+            ],
+            _ => vec![StatsFunc::Count],
+        };
+        if self.check_errors {
+            out.push(StatsFunc::Errors);
+        }
+        out
+    }
+
+    /// Whether the function needs every raw value rather than bucket statistics.
+    pub fn needs_raw(&self) -> bool {
+        matches!(
+            self.op,
+            RangeOp::QuantileOverTime
+                | RangeOp::FirstOverTime
+                | RangeOp::LastOverTime
+                | RangeOp::RateCounter
+        )
+    }
+
+    /// The LogsQL for `/select/logsql/query` computing [`RangePlan::funcs`] per bucket.
+    ///
+    /// Buckets are `[b, b + bucket)` with `b ≡ offset (mod bucket)`, all in
+    /// nanoseconds; `by` are the VictoriaLogs fields to group by.
+    pub fn stats_query(&self, bucket_ns: i64, offset_ns: i64, by: &[String]) -> String {
+        let mut q = self.selection();
+        if self.funcs().contains(&StatsFunc::SumSquares) {
+            q.push_str(" | ");
+            q.push_str(&MetricPipe::Square.to_string());
+        }
+        q.push_str(" | ");
+        q.push_str(&stats::stats_pipe(
+            bucket_ns,
+            offset_ns,
+            by,
+            &self.funcs(),
+            self.conversion.map_or("", guard_regex),
+        ));
+        q
+    }
+
+    /// The LogsQL fetching raw samples: only `_time`, the number and `by`,
+    /// at most `limit` rows (the proxy asks for one more than it accepts).
+    pub fn raw_query(&self, by: &[String], limit: u64) -> String {
+        let mut fields = vec!["_time".to_owned()];
+        if self.unwrap.is_some() {
+            fields.push(NUMBER_FIELD.to_owned());
+        }
+        fields.extend(by.iter().cloned());
+        let mut q = self.selection();
+        q.push_str(&format!(
+            " | {} | limit {limit}",
+            MetricPipe::Fields(fields)
+        ));
+        q
+    }
+
+    /// The LogsQL selecting the samples (entries and, with unwrap, their numbers).
+    pub fn selection(&self) -> String {
+        let mut q = self.query.to_string();
+        for p in &self.value_pipes {
+            q.push_str(" | ");
+            q.push_str(&p.to_string());
+        }
+        q
+    }
+
+    /// The LogsQL listing the field names of the selected entries
+    /// (for `/select/logsql/field_names`), used to group by every label.
+    pub fn field_names_query(&self) -> String {
+        self.selection()
+    }
+}
+
+/// Lowers a range aggregation.
+///
+/// # Errors
+/// [`LowerError::Unsupported`] when part of the pipeline would run in the
+/// proxy (parsers, numeric label filters, …) or the conversion cannot be
+/// checked exactly.
+pub fn lower_range(r: &RangeAggregation) -> Result<RangePlan, LowerError> {
+    let log = &r.range.log;
+    let mut stages: Vec<Stage> = log.pipeline.clone();
+    let mut drops_errors = false;
+    if let Some(u) = &r.range.unwrap {
+        for f in &u.post_filters {
+            match unwrap::error_filter(f) {
+                Some(true) => drops_errors = true,
+                Some(false) => {
+                    return Err(LowerError::Unsupported(
+                        "post-unwrap filter keeping only conversion errors".into(),
+                    ));
+                }
+                None => stages.push(Stage::LabelFilter(f.clone())),
+            }
+        }
+    }
+    let plan = crate::lower_log(&LogExpr {
+        selector: log.selector.clone(),
+        pipeline: stages,
+    })?;
+    if plan.has_proxy_stages() {
+        return Err(LowerError::Unsupported(format!(
+            "metric query over a pipeline stage that runs in the proxy ({}); \
+             only selectors, line filters and string label filters on stored labels are counted in VictoriaLogs",
+            stage_name(&plan.proxy_stages[0])
+        )));
+    }
+    let query = plan.query;
+    let mut value_pipes = Vec::new();
+    let mut unwrap_scale = None;
+    let mut check_errors = false;
+    if let Some(u) = &r.range.unwrap {
+        let conv = u.conversion;
+        value_pipes.push(MetricPipe::Copy(u.label.clone()));
+        value_pipes.push(MetricPipe::Filter(Filter::NonEmpty(VALUE_FIELD.to_owned())));
+        let guard = Filter::Regex {
+            field: VALUE_FIELD.to_owned(),
+            regex: guard_regex(conv).to_owned(),
+        };
+        if drops_errors {
+            value_pipes.push(MetricPipe::Filter(guard));
+        } else {
+            check_errors = true;
+        }
+        value_pipes.push(MetricPipe::Number);
+        unwrap_scale = Some(match conv {
+            UnwrapConversion::Duration | UnwrapConversion::DurationSeconds => {
+                ValueScale::NanosToSeconds
+            }
+            UnwrapConversion::Plain | UnwrapConversion::Bytes => ValueScale::One,
+        });
+    } else if needs_unwrap(r.op) {
+        return Err(LowerError::Unsupported(format!(
+            "{:?} without unwrap",
+            r.op
+        )));
+    }
+    Ok(RangePlan {
+        op: r.op,
+        query,
+        value_pipes,
+        unwrap: unwrap_scale,
+        conversion: r.range.unwrap.as_ref().map(|u| u.conversion),
+        check_errors,
+    })
+}
+
+fn needs_unwrap(op: RangeOp) -> bool {
+    !matches!(
+        op,
+        RangeOp::CountOverTime
+            | RangeOp::Rate
+            | RangeOp::BytesOverTime
+            | RangeOp::BytesRate
+            | RangeOp::AbsentOverTime
+    )
+}
+
+fn stage_name(s: &Stage) -> &'static str {
+    match s {
+        Stage::LineFilter(_) => "line filter",
+        Stage::Parser(_) => "parser",
+        Stage::LabelFilter(LabelFilter::Matcher(_)) => "label filter",
+        Stage::LabelFilter(_) => "numeric label filter",
+        Stage::LineFormat(_) => "line_format",
+        Stage::LabelFormat(_) => "label_format",
+        Stage::Drop(_) => "drop",
+        Stage::Keep(_) => "keep",
+        Stage::Decolorize => "decolorize",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use logql_parser::{Expr, MetricExpr};
+
+    use super::*;
+
+    fn range(q: &str) -> RangeAggregation {
+        match logql_parser::parse(q).unwrap() {
+            Expr::Metric(MetricExpr::RangeAggregation(r)) => r,
+            other => panic!("not a range aggregation: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn count_is_a_plain_count_per_bucket() {
+        let p = lower_range(&range(r#"count_over_time({app="api"} |= "err" [5m])"#)).unwrap();
+        assert_eq!(p.funcs(), vec![StatsFunc::Count]);
+        assert_eq!(
+            p.stats_query(60_000_000_000, 1, &["app".to_owned()]),
+            r#"{app="api"} and _msg:~"err" | stats by (_time:60000000000ns offset 1ns, "app") count() "c""#
+        );
+    }
+
+    #[test]
+    fn bytes_sum_message_lengths() {
+        let p = lower_range(&range(r#"bytes_rate({app="api"}[1m])"#)).unwrap();
+        assert_eq!(
+            p.stats_query(1_000_000_000, 0, &[]),
+            r#"{app="api"} | stats by (_time:1000000000ns offset 0ns) sum_len(_msg) "b""#
+        );
+    }
+
+    #[test]
+    fn unwrap_with_error_filter_guards_the_value() {
+        let p = lower_range(&range(
+            r#"avg_over_time({app="api"} | unwrap latency | __error__="" [1m])"#,
+        ))
+        .unwrap();
+        assert!(!p.check_errors);
+        assert_eq!(p.unwrap, Some(ValueScale::One));
+        let q = p.stats_query(1_000_000_000, 0, &[]);
+        assert_eq!(
+            q,
+            r#"{app="api"} | copy "latency" as "__lokivl_v" | filter "__lokivl_v":* | filter "__lokivl_v":~"^[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?$" | math "__lokivl_v" as "__lokivl_n" | stats by (_time:1000000000ns offset 0ns) count() "c", sum("__lokivl_n") "s""#
+        );
+    }
+
+    #[test]
+    fn unwrap_without_error_filter_counts_errors() {
+        let p = lower_range(&range(
+            r#"max_over_time({app="api"} | unwrap duration(took) [1m])"#,
+        ))
+        .unwrap();
+        assert!(p.check_errors);
+        assert_eq!(p.unwrap, Some(ValueScale::NanosToSeconds));
+        assert_eq!(
+            p.funcs(),
+            vec![StatsFunc::Count, StatsFunc::Max, StatsFunc::Errors]
+        );
+        let q = p.stats_query(1_000_000_000, 0, &[]);
+        assert!(q.contains(r#"count() if (!"__lokivl_v":~"#), "{q}");
+    }
+
+    #[test]
+    fn parsers_are_refused() {
+        let err = lower_range(&range(r#"rate({app="api"} | json [1m])"#)).unwrap_err();
+        assert!(err.to_string().contains("parser"), "{err}");
+    }
+
+    #[test]
+    fn raw_query_keeps_only_needed_fields() {
+        let p = lower_range(&range(
+            r#"quantile_over_time(0.5, {app="api"} | unwrap x | __error__="" [1m])"#,
+        ))
+        .unwrap();
+        assert!(p.needs_raw());
+        let q = p.raw_query(&["app".to_owned()], 1001);
+        assert!(
+            q.ends_with(r#" | fields _time, "__lokivl_n", "app" | limit 1001"#),
+            "{q}"
+        );
+    }
+}
