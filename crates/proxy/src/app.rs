@@ -1,12 +1,10 @@
-//! The router (routes, shared state, metrics middleware) and the HTTP server loop.
+//! The router (routes, shared state, the server layers) and the HTTP server loop.
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{MatchedPath, Request, State};
-use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::middleware;
 use axum::routing::{any, get};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -14,10 +12,12 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendOptions};
 use crate::config::Settings;
 use crate::handler::{AppState, metadata, query, status};
 use crate::metrics::Metrics;
+use crate::push::{self, PushState};
+use crate::server::{headers, health, observe, protect};
 
 /// Request head buffer: Drilldown's pipelines make GET URLs far longer than 8 KiB.
 const MAX_HEAD_BYTES: usize = 1024 * 1024;
@@ -35,15 +35,56 @@ pub enum BuildError {
     Metrics(#[from] prometheus::Error),
 }
 
+/// The API router, and the admin router when `/metrics` has its own listener.
+#[derive(Debug)]
+pub struct Routers {
+    /// Everything served on `--listen`.
+    pub api: Router,
+    /// `/metrics` (and `/health`) for `--metrics-listen`, when set.
+    pub admin: Option<Router>,
+}
+
 /// Builds every route with its shared state (backend pool, metrics).
+///
+/// With `--metrics-listen` set, `/metrics` is left out; use [`routers`] to get it.
 ///
 /// # Errors
 /// [`BuildError`] if the metrics registry cannot be built.
 pub fn router(settings: Settings) -> Result<Router, BuildError> {
+    Ok(routers(settings)?.api)
+}
+
+/// Builds the API router and, with `--metrics-listen`, the separate admin router.
+///
+/// # Errors
+/// [`BuildError`] if the metrics registry cannot be built.
+pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
     let metrics = Metrics::new()?;
-    let backend = Backend::new(settings.backend, settings.backend_timeout, metrics.clone());
+    let options = BackendOptions {
+        timeout: settings.backend_timeout,
+        ..settings.backend_options
+    };
+    let backend = Backend::new(settings.backend, options, metrics.clone());
+    let guard = protect::Guard::new(settings.limits.clone(), metrics.clone());
+    let push_route = if settings.enable_push {
+        any(push::push).with_state(PushState {
+            backend: backend.clone(),
+            max_body_bytes: settings.limits.max_body_bytes,
+        })
+    } else {
+        any(status::push)
+    };
     let state = AppState { backend, metrics };
-    Ok(Router::new()
+    let separate_metrics = settings.metrics_listen.is_some();
+    let admin = separate_metrics.then(|| {
+        Router::new()
+            .route("/metrics", get(status::metrics))
+            .route("/health", get(health::health))
+            .fallback(status::not_found)
+            .layer(middleware::from_fn(headers::secure))
+            .with_state(state.clone())
+    });
+    let api = Router::new()
         .route(
             "/loki/api/v1/query_range",
             get(query::query_range).post(query::query_range),
@@ -62,27 +103,24 @@ pub fn router(settings: Settings) -> Result<Router, BuildError> {
             get(metadata::series).post(metadata::series),
         )
         .route("/loki/api/v1/status/buildinfo", get(status::buildinfo))
-        .route("/loki/api/v1/push", any(status::push))
+        .route("/loki/api/v1/push", push_route)
         .route("/ready", get(status::ready))
-        .route("/metrics", get(status::metrics))
+        .route("/health", get(health::health));
+    let api = if separate_metrics {
+        api
+    } else {
+        api.route("/metrics", get(status::metrics))
+    };
+    let api = api
         .fallback(status::not_found)
-        .layer(middleware::from_fn_with_state(state.clone(), record))
-        .with_state(state))
-}
-
-/// Counts every request by route template (never the raw path: label values would explode).
-async fn record(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched", |m| m.as_str())
-        .to_owned();
-    let started = Instant::now();
-    let resp = next.run(req).await;
-    state
-        .metrics
-        .observe_request(&route, resp.status().as_u16(), started.elapsed());
-    resp
+        .layer(middleware::from_fn_with_state(guard, protect::protect))
+        .layer(middleware::from_fn(headers::secure))
+        .layer(middleware::from_fn_with_state(
+            state.metrics.clone(),
+            observe::observe,
+        ))
+        .with_state(state);
+    Ok(Routers { api, admin })
 }
 
 /// Serves `router` on `listener` until `shutdown` completes, then drains connections.

@@ -2,7 +2,15 @@
 //!
 //! Queries are POSTed as form bodies so long LogsQL never hits URL limits.
 //! Bodies are returned whole as [`BytesMut`] because the codec decodes in
-//! place (simd-json needs `&mut [u8]`).
+//! place (simd-json needs `&mut [u8]`); a byte limit bounds them.
+//!
+//! Every call passes, in order: the circuit [`breaker`] (fail fast while
+//! VictoriaLogs is down), the concurrency [`gate`] (bounded slots and queue),
+//! then the deadline. Dropping the returned future (the client went away)
+//! drops the connection to VictoriaLogs, which cancels the work there.
+
+pub mod breaker;
+pub mod gate;
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +23,9 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config::BackendUrl;
 use crate::metrics::{Metrics, Outcome};
+
+use self::breaker::Breaker;
+use self::gate::Gate;
 
 /// How long an idle pooled connection is kept; VictoriaLogs closes idle ones after ~2 min.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -38,6 +49,18 @@ pub enum Endpoint {
     Streams,
     /// `/health`.
     Health,
+    /// `/select/logsql/stats_query`: an instant stats pipe answer.
+    StatsQuery,
+    /// `/select/logsql/stats_query_range`: stats per step.
+    StatsQueryRange,
+    /// `/select/logsql/hits`: counts per time bucket.
+    Hits,
+    /// `/select/logsql/field_names`.
+    FieldNames,
+    /// `/select/logsql/field_values`.
+    FieldValues,
+    /// `/insert/loki/api/v1/push`: Loki push passthrough (only with `--enable-push`).
+    Push,
 }
 
 impl Endpoint {
@@ -49,6 +72,12 @@ impl Endpoint {
             Self::StreamFieldValues => "/select/logsql/stream_field_values",
             Self::Streams => "/select/logsql/streams",
             Self::Health => "/health",
+            Self::StatsQuery => "/select/logsql/stats_query",
+            Self::StatsQueryRange => "/select/logsql/stats_query_range",
+            Self::Hits => "/select/logsql/hits",
+            Self::FieldNames => "/select/logsql/field_names",
+            Self::FieldValues => "/select/logsql/field_values",
+            Self::Push => "/insert/loki/api/v1/push",
         }
     }
 
@@ -60,6 +89,12 @@ impl Endpoint {
             Self::StreamFieldValues => "stream_field_values",
             Self::Streams => "streams",
             Self::Health => "health",
+            Self::StatsQuery => "stats_query",
+            Self::StatsQueryRange => "stats_query_range",
+            Self::Hits => "hits",
+            Self::FieldNames => "field_names",
+            Self::FieldValues => "field_values",
+            Self::Push => "push",
         }
     }
 }
@@ -93,6 +128,73 @@ pub enum BackendError {
     /// The request could not even be built (a defect).
     #[error("building the VictoriaLogs request failed: {0}")]
     Request(String),
+    /// The answer was larger than `--backend-max-response-bytes`.
+    #[error("the VictoriaLogs answer exceeds {limit} bytes (--backend-max-response-bytes)")]
+    TooLarge {
+        /// The configured limit.
+        limit: usize,
+    },
+    /// The circuit breaker is open after repeated failures.
+    #[error("VictoriaLogs is failing; calls are paused for {}s", .retry_after.as_secs())]
+    CircuitOpen {
+        /// When the next probe may run.
+        retry_after: Duration,
+    },
+    /// Every backend slot is busy and the wait queue is full.
+    #[error("too many concurrent calls to VictoriaLogs; wait queue full")]
+    Overloaded {
+        /// A hint for `Retry-After`.
+        retry_after: Duration,
+    },
+}
+
+impl BackendError {
+    /// Whether this failure says VictoriaLogs itself is unhealthy (counts towards the breaker).
+    fn is_backend_fault(&self) -> bool {
+        match self {
+            Self::Unreachable { .. } | Self::Timeout(_) | Self::Body(_) => true,
+            Self::Status { status, .. } => status.is_server_error(),
+            // A 4xx, an oversized answer or local refusals say nothing about its health.
+            Self::Request(_)
+            | Self::TooLarge { .. }
+            | Self::CircuitOpen { .. }
+            | Self::Overloaded { .. } => false,
+        }
+    }
+}
+
+/// How the client treats VictoriaLogs: deadline, bounds, breaker and credentials.
+#[derive(Debug, Clone)]
+pub struct BackendOptions {
+    /// Deadline for one whole call (request plus body).
+    pub timeout: Duration,
+    /// Calls running at once.
+    pub concurrency: usize,
+    /// Calls waiting for a slot before new ones are refused.
+    pub queue: usize,
+    /// Largest answer body read; larger ones fail with [`BackendError::TooLarge`].
+    pub max_response_bytes: usize,
+    /// Consecutive failures that open the breaker (0 disables it).
+    pub breaker_failures: u32,
+    /// How long the breaker stays open before a probe.
+    pub breaker_cooldown: Duration,
+    /// `Authorization` header value sent on every call (basic or bearer), if any.
+    pub authorization: Option<HeaderValue>,
+}
+
+impl BackendOptions {
+    /// The defaults with `timeout`: 64 slots, 256 waiting, 64 MiB answers, breaker 5 failures / 2 s.
+    pub fn with_timeout(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            concurrency: 64,
+            queue: 256,
+            max_response_bytes: 64 << 20,
+            breaker_failures: 5,
+            breaker_cooldown: Duration::from_secs(2),
+            authorization: None,
+        }
+    }
 }
 
 /// A cheap-to-clone handle on the pooled VictoriaLogs client.
@@ -100,13 +202,16 @@ pub enum BackendError {
 pub struct Backend {
     client: Client<HttpConnector, Full<Bytes>>,
     url: BackendUrl,
-    timeout: Duration,
+    opts: BackendOptions,
+    breaker: Breaker,
+    gate: Gate,
     metrics: Metrics,
 }
 
 impl Backend {
     /// Builds the pool; no connection is made until the first call.
-    pub fn new(url: BackendUrl, timeout: Duration, metrics: Metrics) -> Self {
+    pub fn new(url: BackendUrl, opts: BackendOptions, metrics: Metrics) -> Self {
+        let timeout = opts.timeout;
         let mut connector = HttpConnector::new();
         connector.set_connect_timeout(Some(CONNECT_TIMEOUT.min(timeout)));
         connector.set_nodelay(true);
@@ -119,8 +224,49 @@ impl Backend {
         Self {
             client,
             url,
-            timeout,
+            breaker: Breaker::new(opts.breaker_failures, opts.breaker_cooldown),
+            gate: Gate::new(opts.concurrency, opts.queue),
+            opts,
             metrics,
+        }
+    }
+
+    /// Whether the circuit breaker currently refuses calls.
+    pub fn is_circuit_open(&self) -> bool {
+        self.breaker.is_open()
+    }
+
+    /// Forwards a raw body (Loki push) with its content headers; returns status, content type and body.
+    ///
+    /// # Errors
+    /// [`BackendError`] as for [`Backend::post_form`], except that non-2xx answers are returned, not errors.
+    pub async fn forward(
+        &self,
+        endpoint: Endpoint,
+        query: Option<&str>,
+        headers: &[(header::HeaderName, HeaderValue)],
+        body: Bytes,
+    ) -> Result<(StatusCode, Option<HeaderValue>, Bytes), BackendError> {
+        let mut uri = self.uri(endpoint);
+        if let Some(q) = query.filter(|q| !q.is_empty()) {
+            uri.push('?');
+            uri.push_str(q);
+        }
+        let mut b = Request::builder().method(Method::POST).uri(uri);
+        for (k, v) in headers {
+            b = b.header(k, v);
+        }
+        let req = b
+            .body(Full::new(body))
+            .map_err(|e| BackendError::Request(e.to_string()))?;
+        match self.call(endpoint, req).await {
+            Ok(_) => Ok((StatusCode::NO_CONTENT, None, Bytes::new())),
+            Err(BackendError::Status { status, body }) if status.is_client_error() => Ok((
+                status,
+                Some(HeaderValue::from_static("text/plain; charset=utf-8")),
+                Bytes::from(body),
+            )),
+            Err(e) => Err(e),
         }
     }
 
@@ -173,13 +319,14 @@ impl Backend {
     async fn call(
         &self,
         endpoint: Endpoint,
-        req: Request<Full<Bytes>>,
+        mut req: Request<Full<Bytes>>,
     ) -> Result<BytesMut, BackendError> {
         let started = Instant::now();
-        let result = match tokio::time::timeout(self.timeout, self.exchange(req)).await {
-            Ok(r) => r,
-            Err(_) => Err(BackendError::Timeout(self.timeout)),
-        };
+        if let Some(auth) = &self.opts.authorization {
+            req.headers_mut()
+                .insert(header::AUTHORIZATION, auth.clone());
+        }
+        let result = self.guarded(req).await;
         let outcome = match &result {
             Ok(_) => Outcome::Ok,
             Err(BackendError::Status { .. }) => Outcome::Status,
@@ -187,10 +334,43 @@ impl Backend {
                 Outcome::Unreachable
             }
             Err(BackendError::Timeout(_)) => Outcome::Timeout,
-            Err(BackendError::Body(_)) => Outcome::Body,
+            Err(BackendError::Body(_) | BackendError::TooLarge { .. }) => Outcome::Body,
+            Err(BackendError::CircuitOpen { .. } | BackendError::Overloaded { .. }) => {
+                Outcome::Refused
+            }
         };
         self.metrics
             .observe_backend(endpoint.name(), outcome, started.elapsed());
+        result
+    }
+
+    /// Breaker, then a gate slot, then the deadline-bound exchange.
+    async fn guarded(&self, req: Request<Full<Bytes>>) -> Result<BytesMut, BackendError> {
+        let permit = self
+            .breaker
+            .admit()
+            .map_err(|open| BackendError::CircuitOpen {
+                retry_after: open.retry_after,
+            })?;
+        let slot = self
+            .gate
+            .enter()
+            .await
+            .map_err(|_| BackendError::Overloaded {
+                retry_after: Duration::from_secs(1),
+            })?;
+        self.metrics.set_backend_load(
+            self.gate.waiting(),
+            self.gate.running(self.opts.concurrency),
+        );
+        let timeout = self.opts.timeout;
+        let result = match tokio::time::timeout(timeout, self.exchange(req)).await {
+            Ok(r) => r,
+            Err(_) => Err(BackendError::Timeout(timeout)),
+        };
+        drop(slot);
+        permit.record(!result.as_ref().is_err_and(BackendError::is_backend_fault));
+        self.metrics.set_breaker_open(self.breaker.is_open());
         result
     }
 
@@ -204,11 +384,25 @@ impl Backend {
                 reason: error_chain(&e),
             })?;
         let status = resp.status();
-        let bytes = resp
-            .into_body()
+        let limit = self.opts.max_response_bytes;
+        let declared = resp
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(BackendError::TooLarge { limit });
+        }
+        let bytes = http_body_util::Limited::new(resp.into_body(), limit)
             .collect()
             .await
-            .map_err(|e| BackendError::Body(error_chain(&e)))?
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    BackendError::TooLarge { limit }
+                } else {
+                    BackendError::Body(error_chain(e.as_ref()))
+                }
+            })?
             .to_bytes();
         if !status.is_success() {
             let cut = bytes.len().min(MAX_ERROR_BODY);
@@ -245,7 +439,7 @@ mod tests {
                 authority: "vl:9428".into(),
                 prefix: "/vl".into(),
             },
-            Duration::from_secs(1),
+            BackendOptions::with_timeout(Duration::from_secs(1)),
             Metrics::new().unwrap(),
         );
         assert_eq!(
@@ -268,7 +462,7 @@ mod tests {
                 authority: format!("127.0.0.1:{port}"),
                 prefix: String::new(),
             },
-            Duration::from_secs(2),
+            BackendOptions::with_timeout(Duration::from_secs(2)),
             Metrics::new().unwrap(),
         );
         let err = b.get(Endpoint::Health).await.unwrap_err();

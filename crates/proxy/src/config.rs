@@ -4,9 +4,13 @@
 //! proxy runs unchanged in containers.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use http::Uri;
+use http::{HeaderValue, Uri};
+
+use crate::backend::BackendOptions;
+use crate::limits::Limits;
 
 /// Raw flags as the operator wrote them; turn into [`Settings`] with [`Config::validate`].
 #[derive(Debug, Clone, clap::Parser)]
@@ -31,6 +35,61 @@ pub struct Config {
     /// Log output format.
     #[arg(long, env = "LOKIVL_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Loki's `query_timeout`: deadline of a whole request, queueing included (504 past it).
+    #[arg(long, env = "LOKIVL_QUERY_TIMEOUT", default_value = "1m", value_parser = humantime::parse_duration)]
+    pub query_timeout: Duration,
+    /// Requests served at once; more get 429 (0 = unlimited).
+    #[arg(long, env = "LOKIVL_MAX_INFLIGHT", default_value_t = 1024)]
+    pub max_inflight: usize,
+    /// Sustained requests per second per tenant (`X-Scope-OrgID`); past it 429 (0 = unlimited).
+    #[arg(long, env = "LOKIVL_TENANT_RATE", default_value_t = 0.0)]
+    pub tenant_rate: f64,
+    /// Requests a tenant may burst above `--tenant-rate`.
+    #[arg(long, env = "LOKIVL_TENANT_BURST", default_value_t = 100)]
+    pub tenant_burst: u32,
+    /// Longest request URL in bytes (414 past it); Drilldown's pipelines need 64 KiB.
+    #[arg(long, env = "LOKIVL_MAX_URL_BYTES", default_value_t = 65536)]
+    pub max_url_bytes: usize,
+    /// Largest request header block in bytes (431 past it).
+    #[arg(long, env = "LOKIVL_MAX_HEADER_BYTES", default_value_t = 65536)]
+    pub max_header_bytes: usize,
+    /// Largest request body in bytes (413 past it): forms and pushes.
+    #[arg(long, env = "LOKIVL_MAX_BODY_BYTES", default_value_t = 16777216)]
+    pub max_body_bytes: usize,
+    /// Calls to VictoriaLogs running at once.
+    #[arg(long, env = "LOKIVL_BACKEND_CONCURRENCY", default_value_t = 64)]
+    pub backend_concurrency: usize,
+    /// Calls waiting for a VictoriaLogs slot; more get 503 with Retry-After.
+    #[arg(long, env = "LOKIVL_BACKEND_QUEUE", default_value_t = 256)]
+    pub backend_queue: usize,
+    /// Largest VictoriaLogs answer read, in bytes; larger ones give 502.
+    #[arg(
+        long,
+        env = "LOKIVL_BACKEND_MAX_RESPONSE_BYTES",
+        default_value_t = 67108864
+    )]
+    pub backend_max_response_bytes: usize,
+    /// Consecutive VictoriaLogs failures that open the circuit breaker (0 disables it).
+    #[arg(long, env = "LOKIVL_BREAKER_FAILURES", default_value_t = 5)]
+    pub breaker_failures: u32,
+    /// How long the open breaker answers 503 before probing VictoriaLogs again.
+    #[arg(long, env = "LOKIVL_BREAKER_COOLDOWN", default_value = "2s", value_parser = humantime::parse_duration)]
+    pub breaker_cooldown: Duration,
+    /// Basic-auth user towards VictoriaLogs (with `--backend-password-file`).
+    #[arg(long, env = "LOKIVL_BACKEND_USER")]
+    pub backend_user: Option<String>,
+    /// File holding the basic-auth password towards VictoriaLogs (kept out of `ps` and logs).
+    #[arg(long, env = "LOKIVL_BACKEND_PASSWORD_FILE")]
+    pub backend_password_file: Option<PathBuf>,
+    /// File holding a bearer token sent to VictoriaLogs.
+    #[arg(long, env = "LOKIVL_BACKEND_BEARER_TOKEN_FILE")]
+    pub backend_bearer_token_file: Option<PathBuf>,
+    /// Forward `/loki/api/v1/push` to VictoriaLogs' Loki ingestion (otherwise 405).
+    #[arg(long, env = "LOKIVL_ENABLE_PUSH", default_value_t = false)]
+    pub enable_push: bool,
+    /// Serve `/metrics` on this separate address instead of the API listener.
+    #[arg(long, env = "LOKIVL_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 /// How the process writes its own logs.
@@ -58,6 +117,23 @@ pub enum ConfigError {
     /// A timeout of zero would fail every request.
     #[error("backend timeout must be greater than zero")]
     ZeroTimeout,
+    /// `--query-timeout 0` would fail every request.
+    #[error("query timeout must be greater than zero")]
+    ZeroQueryTimeout,
+    /// Both basic and bearer auth, or a user without a password.
+    #[error("backend auth: {0}")]
+    Auth(String),
+    /// A credentials file could not be read.
+    #[error("cannot read {path}: {reason}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        reason: String,
+    },
+    /// `--tenant-rate` is negative or not a number.
+    #[error("tenant rate must be a finite number >= 0")]
+    Rate,
 }
 
 /// Validated settings the service runs with.
@@ -73,6 +149,14 @@ pub struct Settings {
     pub log_level: String,
     /// Log output format.
     pub log_format: LogFormat,
+    /// Request-level limits.
+    pub limits: Limits,
+    /// Backend bounds, breaker and credentials (`timeout` is overridden by `backend_timeout`).
+    pub backend_options: BackendOptions,
+    /// Whether `/loki/api/v1/push` is forwarded.
+    pub enable_push: bool,
+    /// A separate listener for `/metrics`.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 /// The parts of the VictoriaLogs URL the client needs to build request URIs.
@@ -123,13 +207,79 @@ impl Config {
         if self.backend_timeout.is_zero() {
             return Err(ConfigError::ZeroTimeout);
         }
+        if self.query_timeout.is_zero() {
+            return Err(ConfigError::ZeroQueryTimeout);
+        }
+        if !self.tenant_rate.is_finite() || self.tenant_rate < 0.0 {
+            return Err(ConfigError::Rate);
+        }
+        let authorization = self.authorization()?;
         Ok(Settings {
             listen: self.listen,
             backend: BackendUrl::parse(&self.backend)?,
             backend_timeout: self.backend_timeout,
             log_level: self.log_level,
             log_format: self.log_format,
+            limits: Limits {
+                query_timeout: self.query_timeout,
+                max_inflight: self.max_inflight,
+                tenant_rate: self.tenant_rate,
+                tenant_burst: self.tenant_burst,
+                max_url_bytes: self.max_url_bytes,
+                max_header_bytes: self.max_header_bytes,
+                max_body_bytes: self.max_body_bytes,
+            },
+            backend_options: BackendOptions {
+                timeout: self.backend_timeout,
+                concurrency: self.backend_concurrency,
+                queue: self.backend_queue,
+                max_response_bytes: self.backend_max_response_bytes,
+                breaker_failures: self.breaker_failures,
+                breaker_cooldown: self.breaker_cooldown,
+                authorization,
+            },
+            enable_push: self.enable_push,
+            metrics_listen: self.metrics_listen,
         })
+    }
+
+    /// Builds the `Authorization` header towards VictoriaLogs from the credential flags.
+    fn authorization(&self) -> Result<Option<HeaderValue>, ConfigError> {
+        let read = |path: &PathBuf| {
+            std::fs::read_to_string(path)
+                .map(|s| s.trim().to_owned())
+                .map_err(|e| ConfigError::File {
+                    path: path.clone(),
+                    reason: e.to_string(),
+                })
+        };
+        let value = match (
+            &self.backend_user,
+            &self.backend_password_file,
+            &self.backend_bearer_token_file,
+        ) {
+            (None, None, None) => return Ok(None),
+            (Some(_), _, Some(_)) | (None, Some(_), Some(_)) => {
+                return Err(ConfigError::Auth(
+                    "use either basic auth or a bearer token, not both".into(),
+                ));
+            }
+            (None, None, Some(token)) => format!("Bearer {}", read(token)?),
+            (Some(user), Some(pass), None) => {
+                let raw = format!("{user}:{}", read(pass)?);
+                format!("Basic {}", base64(raw.as_bytes()))
+            }
+            (Some(_), None, None) | (None, Some(_), None) => {
+                return Err(ConfigError::Auth(
+                    "basic auth needs both --backend-user and --backend-password-file".into(),
+                ));
+            }
+        };
+        let mut v = HeaderValue::from_str(&value)
+            .map_err(|_| ConfigError::Auth("credentials contain invalid characters".into()))?;
+        // Keeps the value out of Debug output and HTTP/2 header tables.
+        v.set_sensitive(true);
+        Ok(Some(v))
     }
 }
 
@@ -145,8 +295,34 @@ impl Settings {
             backend_timeout: Duration::from_secs(60),
             log_level: "info".to_owned(),
             log_format: LogFormat::Text,
+            limits: Limits::default(),
+            backend_options: BackendOptions::with_timeout(Duration::from_secs(60)),
+            enable_push: false,
+            metrics_listen: None,
         })
     }
+}
+
+/// Standard base64 (RFC 4648 with padding), for the basic-auth header only.
+fn base64(input: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for chunk in input.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -221,6 +397,77 @@ mod tests {
     fn rejects_zero_timeout() {
         let c = Config::try_parse_from(["lokivl", "--backend-timeout", "0s"]).unwrap();
         assert_eq!(c.validate().unwrap_err(), ConfigError::ZeroTimeout);
+    }
+
+    #[test]
+    fn base64_matches_rfc4648() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"user:pa55"), "dXNlcjpwYTU1");
+    }
+
+    #[test]
+    fn backend_credentials_from_files() {
+        let dir = std::env::temp_dir().join(format!("lokivl-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pass = dir.join("pass");
+        std::fs::write(&pass, "pa55\n").unwrap();
+        let s = Config::try_parse_from([
+            "lokivl",
+            "--backend-user",
+            "user",
+            "--backend-password-file",
+            pass.to_str().unwrap(),
+        ])
+        .unwrap()
+        .validate()
+        .unwrap();
+        let auth = s.backend_options.authorization.unwrap();
+        assert_eq!(auth, "Basic dXNlcjpwYTU1");
+        assert!(auth.is_sensitive());
+        let both = Config::try_parse_from([
+            "lokivl",
+            "--backend-user",
+            "u",
+            "--backend-bearer-token-file",
+            pass.to_str().unwrap(),
+        ])
+        .unwrap();
+        assert!(matches!(both.validate(), Err(ConfigError::Auth(_))));
+        let token = Config::try_parse_from([
+            "lokivl",
+            "--backend-bearer-token-file",
+            pass.to_str().unwrap(),
+        ])
+        .unwrap()
+        .validate()
+        .unwrap();
+        assert_eq!(token.backend_options.authorization.unwrap(), "Bearer pa55");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn limits_flags() {
+        let s = Config::try_parse_from([
+            "lokivl",
+            "--query-timeout",
+            "30s",
+            "--tenant-rate",
+            "5",
+            "--max-url-bytes",
+            "1000",
+        ])
+        .unwrap()
+        .validate()
+        .unwrap();
+        assert_eq!(s.limits.query_timeout, Duration::from_secs(30));
+        assert_eq!(s.limits.tenant_rate, 5.0);
+        assert_eq!(s.limits.max_url_bytes, 1000);
+        assert_eq!(s.backend_options.breaker_failures, 5);
+        let neg = Config::try_parse_from(["lokivl", "--tenant-rate=-1"]).unwrap();
+        assert_eq!(neg.validate().unwrap_err(), ConfigError::Rate);
     }
 
     #[test]

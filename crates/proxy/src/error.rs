@@ -61,10 +61,60 @@ pub enum ApiError {
         /// VictoriaLogs' error text or the decode error.
         message: String,
     },
+    /// VictoriaLogs is refused for now (circuit open or backend queue full): 503 with `Retry-After`.
+    #[error("{message}")]
+    Unavailable {
+        /// Why, naming VictoriaLogs (never "timeout": Grafana would retry at once).
+        message: String,
+        /// The `Retry-After` hint.
+        retry_after: Duration,
+    },
+    /// The request ran past `--query-timeout` (Loki's `query_timeout`): 504 with Loki's text.
+    ///
+    /// Loki's sentence says "timed out"; the limit's name is appended so the text
+    /// also contains "timeout", the word Grafana's query splitting retries on.
+    #[error(
+        "request timed out, decrease the duration of the request or add more label matchers (prefer exact match over regex match) to reduce the amount of data processed (query_timeout: {0:?})"
+    )]
+    QueryTimeout(Duration),
+    /// Per-tenant rate limit or the global in-flight cap: 429 with Loki's queue-full text.
+    #[error("too many outstanding requests")]
+    TooManyRequests {
+        /// The `Retry-After` hint.
+        retry_after: Duration,
+    },
+    /// The request URL is longer than `--max-url-bytes`.
+    #[error("request URL too long: {len} bytes, limit {limit} bytes")]
+    UriTooLong {
+        /// Length of the URL.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The request headers are larger than `--max-header-bytes`.
+    #[error("request headers too large: {len} bytes, limit {limit} bytes")]
+    HeadersTooLarge {
+        /// Size of the headers.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The request body is larger than `--max-body-bytes`.
+    #[error("request body too large: limit {limit} bytes")]
+    PayloadTooLarge {
+        /// The limit.
+        limit: usize,
+    },
     /// A defect in lokivl.
     #[error("internal error: {0}")]
     Internal(String),
 }
+
+/// Loki's text (and status 499) when the client went away before the answer.
+pub const CANCELLED: &str = "the request was cancelled by the client";
+
+/// nginx's non-standard status for a client that closed the request, as Loki uses it.
+pub const STATUS_CLIENT_CLOSED: u16 = 499;
 
 impl ApiError {
     /// The HTTP status Loki would use for this error.
@@ -74,16 +124,39 @@ impl ApiError {
             Self::BackendUnreachable { .. } | Self::BackendFailed { .. } => StatusCode::BAD_GATEWAY,
             Self::BackendTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::BackendRejected { .. } | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::QueryTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
+            Self::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        }
+    }
+
+    /// The `Retry-After` hint of refusals that clear by themselves.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Unavailable { retry_after, .. } | Self::TooManyRequests { retry_after } => {
+                Some(*retry_after)
+            }
+            _ => None,
         }
     }
 
     /// Where the error came from.
     pub fn source_kind(&self) -> Source {
         match self {
-            Self::BadRequest(_) | Self::Unsupported(_) => Source::Client,
+            Self::BadRequest(_)
+            | Self::Unsupported(_)
+            | Self::TooManyRequests { .. }
+            | Self::UriTooLong { .. }
+            | Self::HeadersTooLarge { .. }
+            | Self::PayloadTooLarge { .. } => Source::Client,
             Self::BackendUnreachable { .. }
             | Self::BackendTimeout(_)
-            | Self::BackendFailed { .. } => Source::Upstream,
+            | Self::BackendFailed { .. }
+            | Self::Unavailable { .. }
+            | Self::QueryTimeout(_) => Source::Upstream,
             Self::BackendRejected { .. } | Self::Internal(_) => Source::Internal,
         }
     }
@@ -117,6 +190,15 @@ impl From<BackendError> for ApiError {
                 message: reason,
             },
             BackendError::Request(reason) => Self::Internal(reason),
+            e @ BackendError::TooLarge { .. } => Self::BackendFailed {
+                status: StatusCode::BAD_GATEWAY,
+                message: e.to_string(),
+            },
+            e @ (BackendError::CircuitOpen { retry_after }
+            | BackendError::Overloaded { retry_after }) => Self::Unavailable {
+                message: e.to_string(),
+                retry_after,
+            },
         }
     }
 }
@@ -130,7 +212,15 @@ impl IntoResponse for ApiError {
                 tracing::warn!(%status, error = %self, "request failed")
             }
         }
-        text_response(status, self.to_string())
+        let retry_after = self.retry_after();
+        let mut resp = text_response(status, self.to_string());
+        if let Some(d) = retry_after {
+            let mut buf = itoa::Buffer::new();
+            if let Ok(v) = HeaderValue::from_str(buf.format(d.as_secs().max(1))) {
+                resp.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        resp
     }
 }
 
@@ -190,6 +280,30 @@ mod tests {
     fn timeout_text_says_timeout() {
         let e = ApiError::BackendTimeout(Duration::from_secs(60));
         assert!(e.to_string().contains("timeout"));
+    }
+
+    #[test]
+    fn refusals_carry_retry_after_and_loki_texts() {
+        let open = ApiError::from(BackendError::CircuitOpen {
+            retry_after: Duration::from_secs(3),
+        });
+        assert_eq!(open.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(!open.to_string().contains("timeout"));
+        let resp = open.into_response();
+        assert_eq!(resp.headers()[header::RETRY_AFTER], "3");
+        let busy = ApiError::TooManyRequests {
+            retry_after: Duration::from_millis(10),
+        }
+        .into_response();
+        assert_eq!(busy.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(busy.headers()[header::RETRY_AFTER], "1");
+        let t = ApiError::QueryTimeout(Duration::from_secs(60));
+        assert!(t.to_string().starts_with("request timed out, decrease"));
+        assert!(t.to_string().contains("timeout"));
+        assert_eq!(t.status(), StatusCode::GATEWAY_TIMEOUT);
+        let big = ApiError::from(BackendError::TooLarge { limit: 10 });
+        assert_eq!(big.status(), StatusCode::BAD_GATEWAY);
+        assert!(big.to_string().contains("exceeds 10 bytes"), "{big}");
     }
 
     #[test]

@@ -34,14 +34,41 @@ async fn run(settings: proxy::config::Settings) -> anyhow::Result<()> {
         "http://{}{}",
         settings.backend.authority, settings.backend.prefix
     );
-    let router = proxy::app::router(settings).context("building the router")?;
+    let metrics_listen = settings.metrics_listen;
+    let routers = proxy::app::routers(settings).context("building the router")?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding {listen}"))?;
+    // One shutdown signal, observed by both listeners.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stopped = move |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let admin = match (routers.admin, metrics_listen) {
+        (Some(admin), Some(addr)) => {
+            let l = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("binding {addr}"))?;
+            tracing::info!(%addr, "metrics listening");
+            Some(tokio::spawn(proxy::app::serve(
+                l,
+                admin,
+                stopped(stop_rx.clone()),
+            )))
+        }
+        _ => None,
+    };
     tracing::info!(%listen, %backend, "lokivl listening");
-    proxy::app::serve(listener, router, shutdown_signal())
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop_tx.send(true);
+    });
+    proxy::app::serve(listener, routers.api, stopped(stop_rx))
         .await
         .context("serving")?;
+    if let Some(admin) = admin {
+        let _ = admin.await;
+    }
     tracing::info!("lokivl stopped");
     Ok(())
 }

@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 
 /// The proxy's metrics and the registry that serves them.
@@ -17,6 +18,10 @@ pub struct Metrics {
     request_duration: HistogramVec,
     backend_requests: IntCounterVec,
     backend_duration: HistogramVec,
+    backend_load: IntGaugeVec,
+    breaker_open: IntGauge,
+    inflight: IntGauge,
+    rejected: IntCounterVec,
 }
 
 /// The result of one backend call, as a metric label.
@@ -30,8 +35,10 @@ pub enum Outcome {
     Unreachable,
     /// The deadline passed.
     Timeout,
-    /// The body broke off.
+    /// The body broke off, was garbage or too large.
     Body,
+    /// lokivl refused the call itself (breaker open, queue full).
+    Refused,
 }
 
 impl Outcome {
@@ -42,6 +49,7 @@ impl Outcome {
             Self::Unreachable => "unreachable",
             Self::Timeout => "timeout",
             Self::Body => "body",
+            Self::Refused => "refused",
         }
     }
 }
@@ -88,6 +96,33 @@ impl Metrics {
             .buckets(BUCKETS.to_vec()),
             &["endpoint"],
         )?;
+        let backend_load = IntGaugeVec::new(
+            Opts::new(
+                "lokivl_backend_calls",
+                "Calls to VictoriaLogs now running or waiting for a slot.",
+            ),
+            &["state"],
+        )?;
+        let breaker_open = IntGauge::new(
+            "lokivl_backend_circuit_open",
+            "1 while the circuit breaker refuses calls to VictoriaLogs.",
+        )?;
+        let inflight = IntGauge::new("lokivl_inflight_requests", "HTTP requests being served.")?;
+        let rejected = IntCounterVec::new(
+            Opts::new(
+                "lokivl_rejected_requests_total",
+                "Requests refused before reaching a handler, by reason.",
+            ),
+            &["reason"],
+        )?;
+        registry.register(Box::new(backend_load.clone()))?;
+        registry.register(Box::new(breaker_open.clone()))?;
+        registry.register(Box::new(inflight.clone()))?;
+        registry.register(Box::new(rejected.clone()))?;
+        #[cfg(target_os = "linux")]
+        registry.register(Box::new(
+            prometheus::process_collector::ProcessCollector::for_self(),
+        ))?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(request_duration.clone()))?;
         registry.register(Box::new(backend_requests.clone()))?;
@@ -98,7 +133,37 @@ impl Metrics {
             request_duration,
             backend_requests,
             backend_duration,
+            backend_load,
+            breaker_open,
+            inflight,
+            rejected,
         })
+    }
+
+    /// Sets the backend gate gauges.
+    pub fn set_backend_load(&self, waiting: usize, running: usize) {
+        let g = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
+        self.backend_load
+            .with_label_values(&["waiting"])
+            .set(g(waiting));
+        self.backend_load
+            .with_label_values(&["running"])
+            .set(g(running));
+    }
+
+    /// Sets the breaker gauge.
+    pub fn set_breaker_open(&self, open: bool) {
+        self.breaker_open.set(i64::from(open));
+    }
+
+    /// The in-flight request gauge (the server layer moves it).
+    pub fn inflight(&self) -> &IntGauge {
+        &self.inflight
+    }
+
+    /// Counts a request refused by a limit (`rate`, `inflight`, `url`, `headers`, `body`, `timeout`).
+    pub fn reject(&self, reason: &str) {
+        self.rejected.with_label_values(&[reason]).inc();
     }
 
     /// Records one served HTTP request.
@@ -156,5 +221,7 @@ mod tests {
             r#"lokivl_backend_requests_total{endpoint="stream_field_names",outcome="timeout"} 1"#
         ));
         assert!(text.contains("lokivl_http_request_duration_seconds_bucket"));
+        #[cfg(target_os = "linux")]
+        assert!(text.contains("process_resident_memory_bytes "), "{text}");
     }
 }

@@ -1,0 +1,72 @@
+//! `/loki/api/v1/push` passthrough to VictoriaLogs' Loki ingestion (`--enable-push`).
+//!
+//! The body is forwarded unchanged with its `Content-Type` and
+//! `Content-Encoding` (JSON, or protobuf+snappy as Promtail/Alloy send it):
+//! VictoriaLogs' `/insert/loki/api/v1/push` understands both, so lokivl never
+//! decodes it. The body is bounded by `--max-body-bytes`.
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderName, HeaderValue, StatusCode, header};
+use http_body_util::BodyExt;
+
+use crate::backend::{Backend, Endpoint};
+use crate::error::{ApiError, text_response};
+
+/// State of the push route.
+#[derive(Debug, Clone)]
+pub struct PushState {
+    /// The VictoriaLogs client.
+    pub backend: Backend,
+    /// Largest body accepted.
+    pub max_body_bytes: usize,
+}
+
+/// Headers forwarded as they came: they say how to read the body.
+const PASSED: [HeaderName; 2] = [header::CONTENT_TYPE, header::CONTENT_ENCODING];
+
+/// `POST /loki/api/v1/push` with push enabled.
+pub async fn push(State(st): State<PushState>, req: Request) -> Response {
+    match forward(&st, req).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn forward(st: &PushState, req: Request) -> Result<Response, ApiError> {
+    if req.method() != http::Method::POST {
+        return Ok(text_response(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed".to_owned(),
+        ));
+    }
+    let (parts, body) = req.into_parts();
+    let headers: Vec<(HeaderName, HeaderValue)> = PASSED
+        .iter()
+        .filter_map(|h| parts.headers.get(h).map(|v| (h.clone(), v.clone())))
+        .collect();
+    let limit = st.max_body_bytes;
+    let body = http_body_util::Limited::new(body, limit)
+        .collect()
+        .await
+        .map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                ApiError::PayloadTooLarge { limit }
+            } else {
+                ApiError::BadRequest(format!("cannot read the push body: {e}"))
+            }
+        })?
+        .to_bytes();
+    // Tenant mapping (issue 7) goes here: today every tenant writes to VictoriaLogs' default account.
+    let (status, content_type, answer) = st
+        .backend
+        .forward(Endpoint::Push, parts.uri.query(), &headers, body)
+        .await?;
+    let mut resp = Response::new(Body::from(answer));
+    *resp.status_mut() = status;
+    if let Some(ct) = content_type {
+        resp.headers_mut().insert(header::CONTENT_TYPE, ct);
+    }
+    Ok(resp)
+}
