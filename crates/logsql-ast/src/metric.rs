@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(p.funcs(), vec![StatsFunc::Count]);
         assert_eq!(
             p.stats_query(60_000_000_000, 1, &["app".to_owned()]),
-            r#"{app="api"} and _msg:~"err" | stats by (_time:60000000000ns offset 1ns, "app") count() "c""#
+            r#"{app="api"} and _msg:~"err" | stats by (_time:60000000000ns offset 1ns, "app") count() "__lokivl_c""#
         );
     }
 
@@ -282,7 +282,7 @@ mod tests {
         let p = lower_range(&range(r#"bytes_rate({app="api"}[1m])"#)).unwrap();
         assert_eq!(
             p.stats_query(1_000_000_000, 0, &[]),
-            r#"{app="api"} | stats by (_time:1000000000ns offset 0ns) sum_len(_msg) "b""#
+            r#"{app="api"} | stats by (_time:1000000000ns offset 0ns) sum_len(_msg) "__lokivl_b""#
         );
     }
 
@@ -297,7 +297,7 @@ mod tests {
         let q = p.stats_query(1_000_000_000, 0, &[]);
         assert_eq!(
             q,
-            r#"{app="api"} | copy "latency" as "__lokivl_v" | filter "__lokivl_v":* | filter "__lokivl_v":~"^[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?$" | math "__lokivl_v" as "__lokivl_n" | stats by (_time:1000000000ns offset 0ns) count() "c", sum("__lokivl_n") "s""#
+            r#"{app="api"} | copy "latency" as "__lokivl_v" | filter "__lokivl_v":* | filter "__lokivl_v":~"^[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?$" | math "__lokivl_v" as "__lokivl_n" | stats by (_time:1000000000ns offset 0ns) count() "__lokivl_c", sum("__lokivl_n") "__lokivl_s""#
         );
     }
 

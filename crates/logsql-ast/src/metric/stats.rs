@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 use super::unwrap::{NUMBER_FIELD, SQUARE_FIELD, VALUE_FIELD};
 use crate::quote::{quote, write_field};
 
-/// A per-bucket statistic; [`StatsFunc::name`] is its result field.
+/// A per-bucket statistic; [`StatsFunc::name`] is its result field, prefixed so
+/// it never collides with a grouping field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StatsFunc {
     /// `count()`: entries (or valid samples).
@@ -28,13 +29,13 @@ impl StatsFunc {
     /// The result field name in VictoriaLogs' answer.
     pub fn name(self) -> &'static str {
         match self {
-            StatsFunc::Count => "c",
-            StatsFunc::Bytes => "b",
-            StatsFunc::Sum => "s",
-            StatsFunc::Min => "mn",
-            StatsFunc::Max => "mx",
-            StatsFunc::SumSquares => "sq",
-            StatsFunc::Errors => "e",
+            StatsFunc::Count => "__lokivl_c",
+            StatsFunc::Bytes => "__lokivl_b",
+            StatsFunc::Sum => "__lokivl_s",
+            StatsFunc::Min => "__lokivl_min",
+            StatsFunc::Max => "__lokivl_max",
+            StatsFunc::SumSquares => "__lokivl_ssq",
+            StatsFunc::Errors => "__lokivl_e",
         }
     }
 }
