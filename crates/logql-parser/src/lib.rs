@@ -15,20 +15,23 @@ mod error;
 mod grammar;
 mod lexer;
 mod names;
+mod pretty;
 mod print;
 mod quote;
+mod regex_simplify;
 mod syntax_error;
 mod validate;
 
 pub use ast::*;
 pub use duration::Duration;
 pub use error::ParseError;
+pub use pretty::prettify;
 pub use validate::EMPTY_MATCHERS;
 
 use pest::Parser as _;
 
 /// Longest query accepted, in bytes; Loki's own limit (`maxInputSize`).
-pub const MAX_QUERY_LENGTH: usize = 5120;
+pub const MAX_QUERY_LENGTH: usize = 131_072;
 
 /// Upper bound on pest rule calls per parse, so hostile input cannot make the
 /// backtracking parser run for long.
@@ -56,6 +59,10 @@ pub fn parse_unvalidated(input: &str) -> Result<Expr, ParseError> {
             "input size too long ({} > {MAX_QUERY_LENGTH})",
             input.len()
         )));
+    }
+    if input.is_empty() {
+        // Loki reports end of input at line 0, col 0, which prints without a position.
+        return Err(ParseError::Semantic("syntax error: unexpected $end".into()));
     }
     pest::set_call_limit(std::num::NonZeroUsize::new(CALL_LIMIT));
     // Track literal tokens too, so the error position is the farthest token reached.

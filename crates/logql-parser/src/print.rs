@@ -6,6 +6,7 @@ use std::fmt::{self, Display, Formatter};
 use crate::ast::*;
 use crate::bytes::format_bytes;
 use crate::quote::go_quote;
+use crate::regex_simplify::stays_regex;
 
 impl Display for Expr {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
@@ -52,7 +53,27 @@ impl Display for MatchOp {
 
 impl Display for Matcher {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}{}", self.name, self.op, go_quote(&self.value))
+        write!(
+            f,
+            "{}{}{}",
+            label_name(&self.name),
+            self.op,
+            go_quote(&self.value)
+        )
+    }
+}
+
+/// A label name as Prometheus prints it in a matcher: quoted unless it is a
+/// classic `[a-zA-Z_][a-zA-Z0-9_]*` name (Loki accepts any Unicode letters).
+fn label_name(name: &str) -> std::borrow::Cow<'_, str> {
+    let classic = name
+        .chars()
+        .enumerate()
+        .all(|(i, c)| c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit()));
+    if classic && !name.is_empty() {
+        name.into()
+    } else {
+        go_quote(name).into()
     }
 }
 
@@ -208,14 +229,12 @@ impl Display for LabelFilter {
             LabelFilter::And(a, b) => write!(f, "( {a} , {b} )"),
             LabelFilter::Or(a, b) => write!(f, "( {a} or {b} )"),
             LabelFilter::Paren(a) => a.fmt(f),
-            LabelFilter::Matcher(m)
-                if matches!(m.op, MatchOp::Re | MatchOp::Nre) && is_regex(&m.value) =>
-            {
+            LabelFilter::Matcher(m) if m.op == MatchOp::Re && stays_regex(&m.value) => {
                 // Loki prints a compiled regex filter with backticks unless it contains one.
                 if m.value.contains('`') {
-                    write!(f, "{}{}{}", m.name, m.op, go_quote(&m.value))
+                    m.fmt(f)
                 } else {
-                    write!(f, "{}{}`{}`", m.name, m.op, m.value)
+                    write!(f, "{}{}`{}`", label_name(&m.name), m.op, m.value)
                 }
             }
             LabelFilter::Matcher(m) => m.fmt(f),
@@ -229,15 +248,6 @@ impl Display for LabelFilter {
             LabelFilter::Ip { name, op, value } => write!(f, "{name}{op}ip({})", go_quote(value)),
         }
     }
-}
-
-/// Whether Loki keeps a regex label filter as a regex (it simplifies plain
-/// literals, literal alternations and `.*` into other filters, printed quoted).
-fn is_regex(v: &str) -> bool {
-    if v == ".*" || v.is_empty() {
-        return false;
-    }
-    v.chars().any(|c| "\\.+*?()[]{}^$".contains(c))
 }
 
 impl Display for MetricExpr {
@@ -262,7 +272,7 @@ impl Display for MetricExpr {
 }
 
 /// Go's `fmt.Sprint(float64)`: shortest digits, exponent form outside [1e-4, 1e21).
-fn go_float_v(v: f64) -> String {
+pub(crate) fn go_float_v(v: f64) -> String {
     if v.is_nan() {
         return "NaN".into();
     }

@@ -125,7 +125,7 @@ mod hostile {
         assert!(crate::parse(&unclosed).is_err());
         assert!(crate::parse(&"a".repeat(6000)).is_err());
         for q in [
-            "{é=\"x\"}",
+            "{é=\"x\"",
             "{a=\"é\"} |= \"ü\" | x > 5µq",
             "sum(",
             "{a=\"b\"} | json | x > -",
