@@ -265,3 +265,32 @@ pub fn settings(backend: &str) -> proxy::config::Settings {
     s.backend_options.breaker_cooldown = Duration::from_millis(500);
     s
 }
+
+/// Sends raw bytes (for requests the `http` crate refuses to build, such as
+/// URLs over 64 KiB or invalid UTF-8) and returns the status code and body.
+pub async fn raw(base: &str, request: &[u8]) -> (u16, String) {
+    let addr = base.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(request).await.unwrap();
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out)).await;
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
+    (status, body)
+}
+
+/// A raw GET of `target` with `Connection: close`.
+pub async fn raw_get(base: &str, target: &[u8]) -> (u16, String) {
+    let mut req = b"GET ".to_vec();
+    req.extend_from_slice(target);
+    req.extend_from_slice(b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    raw(base, &req).await
+}
