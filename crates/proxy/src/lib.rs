@@ -18,6 +18,7 @@ pub mod limits;
 pub mod metrics;
 pub mod ndjson;
 pub mod params;
+pub mod pipeline;
 pub mod push;
 pub mod server;
 pub mod tenant;

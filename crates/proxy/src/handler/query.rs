@@ -98,6 +98,24 @@ async fn log_range(
         ));
     }
     let plan = logsql_ast::lower_log(log).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    if plan.has_proxy_stages() {
+        if p.bounds.end <= p.bounds.start {
+            return Ok(json_response(crate::pipeline::run::empty_answer(
+                wants_categorized(headers),
+            )));
+        }
+        let out = crate::pipeline::run::log_range(
+            &state.backend,
+            &plan,
+            p.bounds.start,
+            p.bounds.end,
+            p.limit as usize,
+            p.direction,
+            wants_categorized(headers),
+        )
+        .await?;
+        return Ok(json_response(out));
+    }
     let opts = StreamsOptions {
         direction: p.direction,
         limit: p.limit as usize,

@@ -1,0 +1,282 @@
+//! Loki's `streams` answer for entries the proxy evaluated.
+//!
+//! Same contract as [`crate::encode::streams`]: without `categorize-labels`
+//! every label (stream, structured metadata, parsed, error labels) goes into
+//! the stream's label set, so each distinct set is its own stream and values
+//! are `[ts, line]`; with it, `stream` holds the stream labels only and each
+//! value is `[ts, line, {"structuredMetadata":{…},"parsed":{…}}]` with empty
+//! maps left out. Streams are sorted by their label-set string; entries keep
+//! the order they were given in (the query's direction).
+
+use std::time::Instant;
+
+use super::labels::{Category, LabelsBuilder};
+use crate::encode::json::{write_i64_str, write_str, write_str_body};
+use crate::encode::stats::{Summary, write_stats_field};
+use crate::labels::go_quote;
+
+/// One answer entry: time, final line and labels sorted by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Nanoseconds since the epoch.
+    pub ts: i64,
+    /// The line after the pipeline.
+    pub line: String,
+    /// Labels sorted by name, each with its category.
+    pub labels: Vec<(String, String, Category)>,
+}
+
+impl Entry {
+    /// Captures a pipeline's result.
+    pub fn capture(ts: i64, line: &str, lbs: &LabelsBuilder) -> Self {
+        let mut labels = Vec::new();
+        lbs.for_each(|n, v, c| labels.push((n.to_owned(), v.to_owned(), c)));
+        labels.sort_by(|a, b| a.0.cmp(&b.0));
+        Self {
+            ts,
+            line: line.to_owned(),
+            labels,
+        }
+    }
+}
+
+/// Counters of the processing behind an answer, for `stats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Processed {
+    /// Rows read from VictoriaLogs.
+    pub rows: u64,
+    /// Bytes of lines and fields read.
+    pub bytes: u64,
+    /// Bytes of structured metadata read.
+    pub metadata_bytes: u64,
+}
+
+fn write_key(out: &mut Vec<u8>, labels: &[(String, String, Category)], categorize: bool) {
+    out.push(b'{');
+    let mut first = true;
+    for (n, v, c) in labels {
+        if categorize && *c != Category::Stream {
+            continue;
+        }
+        if !first {
+            out.extend_from_slice(b", ");
+        }
+        first = false;
+        out.extend_from_slice(n.as_bytes());
+        out.push(b'=');
+        go_quote(out, v);
+    }
+    out.push(b'}');
+}
+
+fn write_object<'a>(
+    out: &mut Vec<u8>,
+    labels: impl Iterator<Item = &'a (String, String, Category)>,
+) {
+    out.push(b'{');
+    for (i, (n, v, _)) in labels.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, n);
+        out.push(b':');
+        out.push(b'"');
+        write_str_body(out, v);
+        out.push(b'"');
+    }
+    out.push(b'}');
+}
+
+/// Writes the whole `query_range` body for `entries` (already limited and in
+/// direction order), with `warnings` when there are any.
+pub fn write_answer(
+    entries: &[Entry],
+    categorize: bool,
+    warnings: &[String],
+    processed: Processed,
+    started: Instant,
+    out: &mut Vec<u8>,
+) {
+    let mut keys: Vec<u8> = Vec::new();
+    let mut items: Vec<(std::ops::Range<usize>, usize)> = Vec::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        let start = keys.len();
+        write_key(&mut keys, &e.labels, categorize);
+        items.push((start..keys.len(), i));
+    }
+    items.sort_by(|a, b| {
+        keys[a.0.clone()]
+            .cmp(&keys[b.0.clone()])
+            .then(a.1.cmp(&b.1))
+    });
+
+    out.extend_from_slice(b"{\"status\":\"success\",");
+    if !warnings.is_empty() {
+        out.extend_from_slice(b"\"warnings\":[");
+        for (i, w) in warnings.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_str(out, w);
+        }
+        out.extend_from_slice(b"],");
+    }
+    out.extend_from_slice(b"\"data\":{\"resultType\":\"streams\",");
+    if categorize {
+        out.extend_from_slice(b"\"encodingFlags\":[\"categorize-labels\"],");
+    }
+    out.extend_from_slice(b"\"result\":[");
+    let mut bytes = 0u64;
+    let mut i = 0;
+    let mut streams = 0;
+    while i < items.len() {
+        let key = &keys[items[i].0.clone()];
+        let mut j = i + 1;
+        while j < items.len() && keys[items[j].0.clone()] == *key {
+            j += 1;
+        }
+        if streams > 0 {
+            out.push(b',');
+        }
+        streams += 1;
+        let first = &entries[items[i].1];
+        out.extend_from_slice(b"{\"stream\":");
+        write_object(
+            out,
+            first
+                .labels
+                .iter()
+                .filter(|l| !categorize || l.2 == Category::Stream),
+        );
+        out.extend_from_slice(b",\"values\":[");
+        for (n, (_, idx)) in items[i..j].iter().enumerate() {
+            let e = &entries[*idx];
+            if n > 0 {
+                out.push(b',');
+            }
+            out.push(b'[');
+            write_i64_str(out, e.ts);
+            out.push(b',');
+            write_str(out, &e.line);
+            bytes += e.line.len() as u64;
+            if categorize {
+                out.extend_from_slice(b",{");
+                let mut wrote = false;
+                for (name, cat) in [
+                    ("structuredMetadata", Category::Metadata),
+                    ("parsed", Category::Parsed),
+                ] {
+                    if !e.labels.iter().any(|l| l.2 == cat) {
+                        continue;
+                    }
+                    if wrote {
+                        out.push(b',');
+                    }
+                    wrote = true;
+                    write_str(out, name);
+                    out.push(b':');
+                    write_object(out, e.labels.iter().filter(|l| l.2 == cat));
+                }
+                out.push(b'}');
+            }
+            out.push(b']');
+        }
+        out.extend_from_slice(b"]}");
+        i = j;
+    }
+    out.extend_from_slice(b"],");
+    let _ = bytes;
+    let stats = Summary {
+        total_bytes_processed: processed.bytes,
+        total_lines_processed: processed.rows,
+        exec_time_secs: started.elapsed().as_secs_f64(),
+        total_entries_returned: entries.len() as u64,
+        total_post_filter_lines: entries.len() as u64,
+        total_structured_metadata_bytes_processed: processed.metadata_bytes,
+        ..Summary::default()
+    };
+    write_stats_field(out, &stats);
+    out.extend_from_slice(b"}}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(ts: i64, line: &str, labels: &[(&str, &str, Category)]) -> Entry {
+        Entry {
+            ts,
+            line: line.into(),
+            labels: labels
+                .iter()
+                .map(|(a, b, c)| ((*a).into(), (*b).into(), *c))
+                .collect(),
+        }
+    }
+
+    fn answer(entries: &[Entry], categorize: bool, warnings: &[String]) -> serde_json::Value {
+        let mut out = Vec::new();
+        write_answer(
+            entries,
+            categorize,
+            warnings,
+            Processed::default(),
+            Instant::now(),
+            &mut out,
+        );
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn merged_and_categorized() {
+        let es = [
+            entry(
+                3,
+                "c",
+                &[
+                    ("app", "a", Category::Stream),
+                    ("level", "warn", Category::Parsed),
+                ],
+            ),
+            entry(
+                2,
+                "b",
+                &[
+                    ("app", "a", Category::Stream),
+                    ("level", "info", Category::Parsed),
+                    ("t", "1", Category::Metadata),
+                ],
+            ),
+            entry(
+                1,
+                "a",
+                &[
+                    ("app", "a", Category::Stream),
+                    ("level", "warn", Category::Parsed),
+                ],
+            ),
+        ];
+        let v = answer(&es, false, &[]);
+        let r = &v["data"]["result"];
+        assert_eq!(r.as_array().unwrap().len(), 2);
+        assert_eq!(
+            r[0]["stream"],
+            serde_json::json!({"app":"a","level":"info","t":"1"})
+        );
+        assert_eq!(r[1]["values"], serde_json::json!([["3", "c"], ["1", "a"]]));
+        assert!(v.get("warnings").is_none());
+
+        let v = answer(&es, true, &["w".into()]);
+        assert_eq!(v["warnings"], serde_json::json!(["w"]));
+        assert_eq!(
+            v["data"]["encodingFlags"],
+            serde_json::json!(["categorize-labels"])
+        );
+        let r = &v["data"]["result"];
+        assert_eq!(r.as_array().unwrap().len(), 1);
+        assert_eq!(
+            r[0]["values"][1],
+            serde_json::json!(["2","b",{"structuredMetadata":{"t":"1"},"parsed":{"level":"info"}}])
+        );
+    }
+}

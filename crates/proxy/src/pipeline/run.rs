@@ -1,0 +1,476 @@
+//! Running a log query whose plan has proxy stages: fetch rows from
+//! VictoriaLogs page by page in direction order, evaluate the pipeline, and
+//! stop at `limit` kept entries, when the range is exhausted, or at a bound on
+//! the rows read (then say so in `warnings`, never silently).
+//!
+//! Pages are cut at timestamps, not row counts, so no entry is lost or seen
+//! twice when several share a timestamp: when a page is full, the rows at
+//! its last timestamp are set aside, that one nanosecond is fetched whole
+//! with its own request, and the next page starts past it.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::time::Instant;
+
+use bytes::BytesMut;
+use logsql_ast::{LogPlan, Pipe};
+
+use super::Pipeline;
+use super::encode::{Entry, Processed, write_answer};
+use crate::backend::{Backend, Endpoint};
+use crate::direction::Direction;
+use crate::error::ApiError;
+use crate::labels::{parse_stream, sanitize_label_name};
+use crate::ndjson::{Decoder, Rows};
+
+/// Rows read from VictoriaLogs for one query before lokivl stops and warns.
+pub const MAX_ROWS_READ: usize = 500_000;
+/// The smallest page asked for; larger than `limit` so that selective
+/// pipelines need few round trips.
+const MIN_PAGE: usize = 1000;
+
+/// What to fetch and how to answer.
+#[derive(Debug, Clone, Copy)]
+pub struct RunParams {
+    /// First nanosecond, inclusive.
+    pub start: i64,
+    /// Last nanosecond, inclusive (Loki's `end` − 1).
+    pub end: i64,
+    /// Entries wanted.
+    pub limit: usize,
+    /// Order of the walk and of the answer.
+    pub direction: Direction,
+    /// `categorize-labels` was requested.
+    pub categorize: bool,
+    /// The bound on rows read ([`MAX_ROWS_READ`] in production).
+    pub max_rows: usize,
+}
+
+/// Fetches pages with `fetch(start, end, page_limit)` (inclusive bounds,
+/// rows in any order, at most `page_limit` of them: the newest for
+/// backward, the oldest for forward), runs `pipeline` and writes the answer.
+///
+/// # Errors
+/// Whatever `fetch` returns, and malformed NDJSON as a 502.
+pub async fn run<F, Fut>(
+    pipeline: &mut Pipeline,
+    p: RunParams,
+    started: Instant,
+    mut fetch: F,
+) -> Result<Vec<u8>, ApiError>
+where
+    F: FnMut(i64, i64, usize) -> Fut,
+    Fut: Future<Output = Result<BytesMut, ApiError>>,
+{
+    let mut entries: Vec<Entry> = Vec::with_capacity(p.limit.min(4096));
+    let mut warnings = Vec::new();
+    let mut processed = Processed::default();
+    let (mut lo, mut hi) = (p.start, p.end);
+    let mut decoder = Decoder::new();
+    let page = p.limit.max(MIN_PAGE);
+    while lo <= hi && entries.len() < p.limit {
+        let budget = p.max_rows.saturating_sub(processed.rows as usize);
+        if budget == 0 {
+            warnings.push(bound_warning(p.max_rows));
+            break;
+        }
+        let want = page.min(budget);
+        let mut body = fetch(lo, hi, want).await?;
+        let (n, boundary) = eval_page(
+            &mut decoder,
+            &mut body,
+            pipeline,
+            &p,
+            want,
+            &mut entries,
+            &mut processed,
+        )?;
+        if entries.len() >= p.limit || n < want {
+            break;
+        }
+        let Some(b) = boundary else { break };
+        // The full page ended inside timestamp b: read b whole.
+        let budget = p.max_rows.saturating_sub(processed.rows as usize);
+        if budget == 0 {
+            warnings.push(bound_warning(p.max_rows));
+            break;
+        }
+        let mut body = fetch(b, b, budget).await?;
+        let (n, _) = eval_page(
+            &mut decoder,
+            &mut body,
+            pipeline,
+            &RunParams {
+                max_rows: usize::MAX,
+                ..p
+            },
+            usize::MAX,
+            &mut entries,
+            &mut processed,
+        )?;
+        if n >= budget && entries.len() < p.limit {
+            warnings.push(bound_warning(p.max_rows));
+            break;
+        }
+        match p.direction {
+            Direction::Backward => hi = b - 1,
+            Direction::Forward => lo = b + 1,
+        }
+    }
+    entries.truncate(p.limit);
+    let mut out =
+        Vec::with_capacity(entries.iter().map(|e| e.line.len() + 64).sum::<usize>() + 1024);
+    write_answer(
+        &entries,
+        p.categorize,
+        &warnings,
+        processed,
+        started,
+        &mut out,
+    );
+    Ok(out)
+}
+
+/// Answers a log query whose plan has proxy stages: VictoriaLogs runs the
+/// plan's query, the proxy the rest; `start`/`end` are Loki's `[start, end)`.
+///
+/// # Errors
+/// An invalid pipeline (400), backend failures, malformed answers.
+pub async fn log_range(
+    backend: &Backend,
+    plan: &LogPlan,
+    start: i64,
+    end: i64,
+    limit: usize,
+    direction: Direction,
+    categorize: bool,
+) -> Result<Vec<u8>, ApiError> {
+    let started = Instant::now();
+    let mut pipeline =
+        Pipeline::new(&plan.proxy_stages).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let p = RunParams {
+        start,
+        // Loki's log range is [start, end); VictoriaLogs' is [start, end].
+        end: end - 1,
+        limit,
+        direction,
+        categorize,
+        max_rows: MAX_ROWS_READ,
+    };
+    run(&mut pipeline, p, started, |lo, hi, n| {
+        let mut query = plan.query.clone();
+        if direction == Direction::Forward {
+            // There is no cheap "oldest N"; a top-N sort keeps only N entries in memory.
+            query.pipes.push(Pipe::Sort {
+                by: vec![("_time".to_owned(), false)],
+                limit: Some(n as u64),
+            });
+        }
+        let q = query.to_string();
+        let (lo, hi, n) = (lo.to_string(), hi.to_string(), n.to_string());
+        async move {
+            let mut form: Vec<(&str, &str)> =
+                vec![("query", q.as_str()), ("start", &lo), ("end", &hi)];
+            if direction == Direction::Backward {
+                // VictoriaLogs' `limit` arg returns the newest N cheaply.
+                form.push(("limit", &n));
+            }
+            Ok(backend.post_form(Endpoint::Query, &form).await?)
+        }
+    })
+    .await
+}
+
+/// The answer for an empty range.
+pub fn empty_answer(categorize: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1024);
+    write_answer(
+        &[],
+        categorize,
+        &[],
+        Processed::default(),
+        Instant::now(),
+        &mut out,
+    );
+    out
+}
+
+fn bound_warning(max: usize) -> String {
+    format!(
+        "lokivl stopped after reading {max} entries from VictoriaLogs while evaluating the pipeline; \
+         the answer may hold fewer entries than the limit. Narrow the time range or the stream selector."
+    )
+}
+
+/// Decodes one page and evaluates it in direction order. When the page is
+/// full (`n >= want`), the rows at its last timestamp are skipped and that
+/// timestamp returned as the boundary. Returns the row count and boundary.
+fn eval_page(
+    decoder: &mut Decoder,
+    body: &mut [u8],
+    pipeline: &mut Pipeline,
+    p: &RunParams,
+    want: usize,
+    entries: &mut Vec<Entry>,
+    processed: &mut Processed,
+) -> Result<(usize, Option<i64>), ApiError> {
+    let mut rows = Rows::new();
+    decoder
+        .decode(body, &mut rows)
+        .map_err(|e| ApiError::BackendFailed {
+            status: http::StatusCode::BAD_GATEWAY,
+            message: e.to_string(),
+        })?;
+    let n = rows.rows.len();
+    processed.rows += n as u64;
+    let mut order: Vec<usize> = (0..n).collect();
+    match p.direction {
+        Direction::Forward => order.sort_by_key(|&i| rows.rows[i].time_ns),
+        Direction::Backward => order.sort_by_key(|&i| std::cmp::Reverse(rows.rows[i].time_ns)),
+    }
+    let boundary = (n >= want)
+        .then(|| order.last().map(|&i| rows.rows[i].time_ns))
+        .flatten();
+    let mut streams: HashMap<&str, Vec<(String, String)>> = HashMap::new();
+    for &i in &order {
+        let row = &rows.rows[i];
+        if Some(row.time_ns) == boundary {
+            continue;
+        }
+        let fields = rows.fields_of(row);
+        let stream = match streams.get(row.stream) {
+            Some(s) => s,
+            None => {
+                let pairs = parse_stream(row.stream).map_err(|e| ApiError::BackendFailed {
+                    status: http::StatusCode::BAD_GATEWAY,
+                    message: e.to_string(),
+                })?;
+                let mut v: Vec<(String, String)> = pairs
+                    .iter()
+                    .filter(|(k, _)| !k.is_empty())
+                    .map(|(k, v)| (sanitize_label_name(k).into_owned(), v.to_string()))
+                    .collect();
+                v.sort();
+                streams.entry(row.stream).or_insert(v)
+            }
+        };
+        processed.bytes += row.msg.len() as u64;
+        let raw_stream = row.stream;
+        let meta = fields
+            .iter()
+            .filter(|(k, _)| !is_stream_copy(raw_stream, k));
+        let mut meta_names: Vec<(std::borrow::Cow<'_, str>, &str)> = Vec::new();
+        for (k, v) in meta {
+            processed.bytes += (k.len() + v.len()) as u64;
+            processed.metadata_bytes += (k.len() + v.len()) as u64;
+            meta_names.push((sanitize_label_name(k), v));
+        }
+        let kept = pipeline.process(
+            row.time_ns,
+            row.msg,
+            stream.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            meta_names.iter().map(|(k, v)| (k.as_ref(), *v)),
+        );
+        if kept {
+            entries.push(Entry::capture(
+                row.time_ns,
+                pipeline.line(),
+                pipeline.labels(),
+            ));
+            if entries.len() >= p.limit {
+                break;
+            }
+        }
+    }
+    Ok((n, boundary))
+}
+
+/// Whether field `k` is VictoriaLogs' top-level copy of a stream label.
+fn is_stream_copy(stream: &str, k: &str) -> bool {
+    // `_stream` is `{a="x",b="y"}`; a label name is followed by `=`.
+    let b = stream.as_bytes();
+    let mut from = 0;
+    while let Some(pos) = stream[from..].find(k) {
+        let s = from + pos;
+        let e = s + k.len();
+        let before = s == 0 || matches!(b[s - 1], b'{' | b',');
+        if before && b.get(e) == Some(&b'=') {
+            return true;
+        }
+        from = s + 1;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pipeline(q: &str) -> Pipeline {
+        let logql_parser::Expr::Log(e) = logql_parser::parse(q).unwrap() else {
+            panic!()
+        };
+        Pipeline::new(&e.pipeline).unwrap()
+    }
+
+    /// A fake VictoriaLogs over rows `(ts, line)` of one stream.
+    fn fake(
+        data: &[(i64, &str)],
+        dir: Direction,
+        calls: &std::cell::RefCell<Vec<(i64, i64, usize)>>,
+        lo: i64,
+        hi: i64,
+        limit: usize,
+    ) -> BytesMut {
+        calls.borrow_mut().push((lo, hi, limit));
+        let mut sel: Vec<(i64, &str)> = data
+            .iter()
+            .copied()
+            .filter(|(t, _)| *t >= lo && *t <= hi)
+            .collect();
+        match dir {
+            Direction::Backward => sel.sort_by_key(|(t, _)| std::cmp::Reverse(*t)),
+            Direction::Forward => sel.sort_by_key(|(t, _)| *t),
+        }
+        sel.truncate(limit);
+        let mut out = String::new();
+        for (t, l) in sel {
+            let secs = t / 1_000_000_000;
+            let ns = t % 1_000_000_000;
+            let dt = time::OffsetDateTime::from_unix_timestamp(secs).unwrap();
+            out.push_str(&format!(
+                "{{\"_time\":\"{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z\",\"_stream\":\"{{app=\\\"a\\\"}}\",\"_msg\":\"{}\",\"app\":\"a\"}}\n",
+                dt.year(), dt.month() as u8, dt.day(), dt.hour(), dt.minute(), dt.second(), ns, l
+            ));
+        }
+        BytesMut::from(out.as_bytes())
+    }
+
+    fn values(out: &[u8]) -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_slice(out).unwrap();
+        let mut r = Vec::new();
+        for s in v["data"]["result"].as_array().unwrap() {
+            for e in s["values"].as_array().unwrap() {
+                r.push(format!(
+                    "{}:{}",
+                    e[0].as_str().unwrap(),
+                    e[1].as_str().unwrap()
+                ));
+            }
+        }
+        r
+    }
+
+    fn go(
+        data: &[(i64, &str)],
+        q: &str,
+        limit: usize,
+        dir: Direction,
+        max_rows: usize,
+    ) -> (Vec<u8>, usize) {
+        let calls = std::cell::RefCell::new(Vec::new());
+        let mut pl = pipeline(q);
+        let p = RunParams {
+            start: 0,
+            end: 1_000_000,
+            limit,
+            direction: dir,
+            categorize: false,
+            max_rows,
+        };
+        let fut = run(&mut pl, p, Instant::now(), |lo, hi, n| {
+            let b = fake(data, dir, &calls, lo, hi, n);
+            async move { Ok(b) }
+        });
+        let out = futures_lite(fut).unwrap();
+        let n = calls.borrow().len();
+        (out, n)
+    }
+
+    fn futures_lite<T>(f: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn pages_past_filtered_rows_without_losing_equal_timestamps() {
+        // 2500 rows; only every 100th matches; several share timestamps.
+        let lines: Vec<String> = (0..2500)
+            .map(|i| {
+                if i % 100 == 0 {
+                    format!("hit {i}")
+                } else {
+                    format!("miss {i}")
+                }
+            })
+            .collect();
+        let data: Vec<(i64, &str)> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| ((i / 3) as i64 + 1, l.as_str()))
+            .collect();
+        let (out, calls) = go(
+            &data,
+            r#"{app="a"} |> "hit <_>""#,
+            20,
+            Direction::Backward,
+            MAX_ROWS_READ,
+        );
+        let got = values(&out);
+        assert_eq!(got.len(), 20);
+        assert_eq!(got[0], "801:hit 2400");
+        assert_eq!(got[19], "167:hit 500");
+        assert!(calls >= 3, "needed more than one page ({calls})");
+        let (out, _) = go(
+            &data,
+            r#"{app="a"} |> "hit <_>""#,
+            3,
+            Direction::Forward,
+            MAX_ROWS_READ,
+        );
+        assert_eq!(values(&out), vec!["1:hit 0", "34:hit 100", "67:hit 200"]);
+        // every row exactly once
+        let (out, _) = go(
+            &data,
+            r#"{app="a"} |> "<_> <_>""#,
+            5000,
+            Direction::Forward,
+            MAX_ROWS_READ,
+        );
+        assert_eq!(values(&out).len(), 2500);
+    }
+
+    #[test]
+    fn the_row_bound_warns() {
+        let lines: Vec<String> = (0..3000).map(|i| format!("miss {i}")).collect();
+        let data: Vec<(i64, &str)> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i as i64 + 1, l.as_str()))
+            .collect();
+        let (out, _) = go(
+            &data,
+            r#"{app="a"} |> "hit <_>""#,
+            10,
+            Direction::Backward,
+            1500,
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert!(
+            v["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("stopped after reading 1500")
+        );
+        assert_eq!(values(&out).len(), 0);
+    }
+
+    #[test]
+    fn stream_copies() {
+        assert!(is_stream_copy(r#"{app="a",env="b"}"#, "env"));
+        assert!(!is_stream_copy(r#"{app="a",env="b"}"#, "nv"));
+        assert!(!is_stream_copy(r#"{app="env=x"}"#, "env"));
+    }
+}
