@@ -118,3 +118,186 @@ pub fn push_body(entries: &[Entry]) -> String {
 pub fn last_ns(entries: &[Entry]) -> i64 {
     entries.iter().map(|e| e.time_ns).max().unwrap_or(BASE_NS)
 }
+
+/// Entries per stream of the differential dataset.
+pub const DIFF_PER_STREAM: i64 = 60;
+/// Spacing between entries of one stream in the differential dataset.
+pub const DIFF_STEP_NS: i64 = 10_000_000_000;
+
+/// The differential dataset (Loki vs lokivl), starting at `base_ns`.
+///
+/// Loki only answers for recent data in the reference set-up, so the
+/// harness picks the base at record time and stores it in the golden files;
+/// the same base always yields the same entries. Kubernetes-style streams
+/// carry JSON (flat, nested, arrays, escapes, dashed and dotted keys),
+/// logfmt (quoted, empty and bare keys, durations, byte sizes), access logs
+/// with IPv4/IPv6 clients, ANSI-coloured lines and lines that are not JSON,
+/// with `trace_id`/`span_id` structured metadata on some entries.
+pub fn differential_entries(base_ns: i64) -> Vec<Entry> {
+    let mut out = Vec::new();
+    let levels = ["info", "warn", "error", "debug", "info"];
+    let methods = ["GET", "POST", "GET", "DELETE", "PUT", "GET"];
+    for i in 0..DIFF_PER_STREAM {
+        // Odd sub-second parts keep nanosecond precision honest.
+        let t = base_ns + i * DIFF_STEP_NS + (i * 123_457_001) % 1_000_000_000;
+        let level = levels[(i % 5) as usize];
+        let status = [200, 200, 500, 404, 503, 201, 200][(i % 7) as usize];
+        let method = methods[(i % 6) as usize];
+
+        // Two checkout pods with JSON lines.
+        for (p, pod) in ["checkout-7d9f-abc12", "checkout-7d9f-xyz34"]
+            .iter()
+            .enumerate()
+        {
+            let j = i * 2 + p as i64;
+            let mut md = BTreeMap::new();
+            if j % 3 == 0 {
+                md.insert("trace_id".to_string(), format!("{:016x}", j * 7_919_001));
+            }
+            if j % 4 == 1 {
+                md.insert("span_id".to_string(), format!("s{j}"));
+            }
+            let line = if j % 11 == 5 {
+                // A truncated object: `| json` reports JSONParserErr.
+                format!(r#"{{"level":"{level}","msg":"cut off {j}"#)
+            } else {
+                format!(
+                    concat!(
+                        r#"{{"level":"{level}","msg":"order {j} \"placed\" by user\\{p}","status":{status},"#,
+                        r#""latency_ms":{lat},"took":"{took}ms","size":"{kb}KB","ok":{ok},"#,
+                        r#""user":{{"id":{uid},"name":"u{uid}","geo":{{"country":"{cc}"}},"tags":["a","b{j}"]}},"#,
+                        r#""http.method":"{method}","req-id":"r-{j}","items":[{j},{k}]}}"#
+                    ),
+                    level = level,
+                    j = j,
+                    p = p,
+                    status = status,
+                    lat = format_args!("{}.{}", j * 3 % 97, j % 10),
+                    took = j * 37 % 1200,
+                    kb = j % 9 + 1,
+                    ok = status < 400,
+                    uid = j % 13,
+                    cc = ["de", "us", "fr"][(j % 3) as usize],
+                    method = method,
+                    k = j * 2,
+                )
+            };
+            out.push(Entry {
+                time_ns: t + p as i64 * 1_500_000_000,
+                stream: labels(&[
+                    ("namespace", "prod"),
+                    ("app", "checkout"),
+                    ("pod", pod),
+                    ("container", "app"),
+                ]),
+                line,
+                metadata: md,
+            });
+        }
+
+        // nginx access logs with IPv4 and IPv6 clients.
+        let ip = match i % 6 {
+            0 => "10.0.1.12".to_string(),
+            1 => format!("10.0.2.{}", i % 250),
+            2 => "192.168.7.3".to_string(),
+            3 => "2001:db8::1".to_string(),
+            4 => format!("172.16.{}.9", i % 20),
+            _ => "10.0.1.200".to_string(),
+        };
+        out.push(Entry {
+            time_ns: t + 3_000_000_000,
+            stream: labels(&[("namespace", "prod"), ("app", "nginx"), ("pod", "nginx-0")]),
+            line: format!(
+                r#"{ip} - - [22/Nov/2026:04:{mm:02}:{ss:02} +0000] "{method} /api/v1/items/{i}?q=a&b=<c> HTTP/1.1" {status} {bytes} "-" "curl/8.{v}" 0.{rt:03}"#,
+                mm = i / 6,
+                ss = (i * 10) % 60,
+                bytes = 200 + i * 97 % 5000,
+                v = i % 5,
+                rt = i * 13 % 1000,
+            ),
+            metadata: BTreeMap::new(),
+        });
+
+        // logfmt worker lines: quoted values, empty values, bare keys,
+        // durations, byte sizes and a key that collides with a stream label.
+        let extra = match i % 4 {
+            0 => " dry_run".to_string(),
+            1 => " note=".to_string(),
+            2 => format!(" err=\"disk \\\"{}\\\" full\"", i % 3),
+            _ => String::new(),
+        };
+        out.push(Entry {
+            time_ns: t + 4_000_000_000,
+            stream: labels(&[
+                ("namespace", "dev"),
+                ("app", "worker"),
+                ("pod", "worker-0"),
+                ("team", "data"),
+            ]),
+            line: format!(
+                "level={level} app=exporter job=export-{} status={status} took={}ms size={}.{}KiB duration={}s msg=\"batch {i} error count {}\"{extra}",
+                i % 3,
+                i * 10,
+                i % 7 + 1,
+                i % 10,
+                i % 5,
+                i % 4
+            ),
+            metadata: if i % 5 == 0 {
+                labels(&[("trace_id", &format!("w{i:04}"))])
+            } else {
+                BTreeMap::new()
+            },
+        });
+
+        // Frontend: ANSI colours, multi-word errors and plain text.
+        let line = match i % 4 {
+            0 => format!(
+                "\u{1b}[31mERROR\u{1b}[0m failed to render page=home user={} took=1.{}s",
+                i % 7,
+                i % 10
+            ),
+            1 => format!("\u{1b}[32mINFO\u{1b}[0m rendered page=cart in {}ms", i * 3),
+            2 => format!("connection reset by peer while fetching /assets/app-{i}.js"),
+            _ => format!("WARN slow response from upstream api-gateway: {}ms", i * 25),
+        };
+        out.push(Entry {
+            time_ns: t + 5_000_000_000,
+            stream: labels(&[
+                ("namespace", "dev"),
+                ("app", "frontend"),
+                ("pod", "frontend-1"),
+            ]),
+            line,
+            metadata: BTreeMap::new(),
+        });
+
+        // A gateway whose name starts like `api`, mixing JSON and text.
+        let line = if i % 3 == 0 {
+            format!(
+                r#"{{"level":"{level}","route":"/v2/pay","upstream":"10.0.3.{}","duration":"{}ms"}}"#,
+                i % 4,
+                i * 11
+            )
+        } else if i % 3 == 1 {
+            format!("[ERROR] upstream timeout after {i}ms (retry)")
+        } else {
+            format!("routed request {i} to api error-free")
+        };
+        out.push(Entry {
+            time_ns: t + 6_000_000_000,
+            stream: labels(&[
+                ("namespace", "prod"),
+                ("app", "api-gateway"),
+                ("pod", "gw-0"),
+            ]),
+            line,
+            metadata: if i % 4 == 0 {
+                labels(&[("trace_id", &format!("g{i:04}"))])
+            } else {
+                BTreeMap::new()
+            },
+        });
+    }
+    out
+}

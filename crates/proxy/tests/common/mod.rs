@@ -5,6 +5,8 @@ pub mod backend;
 pub mod checks;
 pub mod client;
 pub mod dataset;
+pub mod differential;
+pub mod loki;
 
 /// Starts lokivl's router on a free loopback port, pointed at `backend`.
 pub async fn start_lokivl(backend: &str) -> String {

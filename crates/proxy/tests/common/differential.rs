@@ -1,0 +1,653 @@
+//! The differential harness: the same LogQL queries asked of Loki and of
+//! lokivl, compared value by value.
+//!
+//! Queries live in `tests/data/differential_queries.txt`, one per line:
+//! `<id> <range|instant> [start=<off>] [end=<off>] [time=<off>] [step=<s>]
+//! [dir=<d>] [limit=<n>] [cat] :: <LogQL>`. Offsets (`-1m`, `+11m`, `90s`)
+//! are relative to the dataset base time; `cat` sends the categorize-labels
+//! encoding flag. The id's prefix before the first `.` names the feature for
+//! the per-feature table. Queries lokivl does not answer like Loki yet are
+//! listed in `tests/data/differential_known_gaps.txt` (`<id> <reason>`); the
+//! suite fails on an unlisted difference and on a listed query that passes.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::backend::Golden;
+use super::client;
+
+/// Default start of a range query, relative to the base time.
+const DEFAULT_START: &str = "-1m";
+/// Default end of a range query: after the last entry (base + ~10 min).
+const DEFAULT_END: &str = "+11m";
+/// Default evaluation time of an instant query.
+const DEFAULT_TIME: &str = "+10m";
+/// Relative tolerance used only to annotate numeric differences in diffs.
+const FLOAT_NOTE_TOLERANCE: f64 = 1e-9;
+
+/// Range or instant query endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Range,
+    Instant,
+}
+
+/// One line of the query list.
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub id: String,
+    pub kind: Kind,
+    pub params: BTreeMap<String, String>,
+    pub categorize: bool,
+    pub logql: String,
+}
+
+impl Query {
+    /// The feature group: the id up to the first `.`.
+    pub fn feature(&self) -> &str {
+        self.id.split('.').next().unwrap_or(&self.id)
+    }
+
+    /// Endpoint path and form parameters for a dataset starting at `base_ns`.
+    pub fn request(&self, base_ns: i64) -> (String, Vec<(String, String)>) {
+        let mut out = vec![("query".to_string(), self.logql.clone())];
+        let at = |key: &str, default: &str| {
+            let off = self.params.get(key).map(String::as_str).unwrap_or(default);
+            (base_ns + parse_offset_ns(off).expect("offset checked at parse time")).to_string()
+        };
+        let path = match self.kind {
+            Kind::Range => {
+                out.push(("start".into(), at("start", DEFAULT_START)));
+                out.push(("end".into(), at("end", DEFAULT_END)));
+                "/loki/api/v1/query_range"
+            }
+            Kind::Instant => {
+                out.push(("time".into(), at("time", DEFAULT_TIME)));
+                "/loki/api/v1/query"
+            }
+        };
+        for (key, name) in [("step", "step"), ("dir", "direction"), ("limit", "limit")] {
+            if let Some(v) = self.params.get(key) {
+                out.push((name.to_string(), v.clone()));
+            }
+        }
+        (path.to_string(), out)
+    }
+
+    /// The request as one stable string, stored next to Loki's answer so a
+    /// changed query line is noticed at replay.
+    pub fn request_text(&self, base_ns: i64) -> String {
+        let (path, params) = self.request(base_ns);
+        let pairs: Vec<(&str, &str)> = params
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let mut text = client::url("", &path, &pairs);
+        if self.categorize {
+            text.push_str(" [categorize-labels]");
+        }
+        text
+    }
+}
+
+/// `-1m`, `+90s`, `2h`, `+3m30s`, `0s` → nanoseconds.
+fn parse_offset_ns(s: &str) -> Option<i64> {
+    let (sign, mut rest) = match s.as_bytes().first()? {
+        b'-' => (-1, &s[1..]),
+        b'+' => (1, &s[1..]),
+        _ => (1, s),
+    };
+    let mut total = 0i64;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+        let n: i64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let (unit, len) = if rest.starts_with("ms") {
+            (1_000_000, 2)
+        } else if rest.starts_with('s') {
+            (1_000_000_000, 1)
+        } else if rest.starts_with('m') {
+            (60_000_000_000, 1)
+        } else if rest.starts_with('h') {
+            (3_600_000_000_000, 1)
+        } else {
+            return None;
+        };
+        total += n * unit;
+        rest = &rest[len..];
+    }
+    Some(sign * total)
+}
+
+fn data_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// Parses the query list text.
+pub fn parse_queries(text: &str) -> Result<Vec<Query>, String> {
+    let mut out: Vec<Query> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let err = |m: &str| format!("differential_queries.txt:{}: {m}: {line}", n + 1);
+        let (head, logql) = line
+            .split_once(" :: ")
+            .ok_or_else(|| err("missing ` :: `"))?;
+        let mut words = head.split_whitespace();
+        let id = words.next().ok_or_else(|| err("missing id"))?.to_string();
+        let kind = match words.next() {
+            Some("range") => Kind::Range,
+            Some("instant") => Kind::Instant,
+            _ => return Err(err("kind must be `range` or `instant`")),
+        };
+        let mut params = BTreeMap::new();
+        let mut categorize = false;
+        for w in words {
+            if w == "cat" {
+                categorize = true;
+                continue;
+            }
+            let (k, v) = w
+                .split_once('=')
+                .ok_or_else(|| err("parameter without `=`"))?;
+            if !matches!(k, "start" | "end" | "time" | "step" | "dir" | "limit") {
+                return Err(err("unknown parameter"));
+            }
+            if matches!(k, "start" | "end" | "time") && parse_offset_ns(v).is_none() {
+                return Err(err("bad time offset"));
+            }
+            params.insert(k.to_string(), v.to_string());
+        }
+        if out.iter().any(|q| q.id == id) {
+            return Err(err("duplicate id"));
+        }
+        out.push(Query {
+            id,
+            kind,
+            params,
+            categorize,
+            logql: logql.trim().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// The committed query list.
+pub fn queries() -> Vec<Query> {
+    let text = std::fs::read_to_string(data_path("differential_queries.txt"))
+        .expect("tests/data/differential_queries.txt is readable");
+    parse_queries(&text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Parses the known-gaps text: `<id> <reason>` per line, `#` comments.
+pub fn parse_known_gaps(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (id, reason) = line
+            .split_once(char::is_whitespace)
+            .ok_or_else(|| format!("differential_known_gaps.txt:{}: missing reason", n + 1))?;
+        if out
+            .insert(id.to_string(), reason.trim().to_string())
+            .is_some()
+        {
+            return Err(format!(
+                "differential_known_gaps.txt:{}: duplicate id {id}",
+                n + 1
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The committed expected-failures list.
+pub fn known_gaps() -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(data_path("differential_known_gaps.txt"))
+        .expect("tests/data/differential_known_gaps.txt is readable");
+    parse_known_gaps(&text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// One answer, as compared: status plus the JSON body without `data.stats`
+/// (stats change on every run and are not compared), or the raw text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The request that produced it (see [`Query::request_text`]).
+    pub request: String,
+    pub status: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+impl Answer {
+    fn from_http(request: String, status: u16, body: &str) -> Answer {
+        match serde_json::from_str::<Value>(body) {
+            Ok(mut v) if v.is_object() => {
+                if let Some(data) = v.get_mut("data").and_then(Value::as_object_mut) {
+                    data.remove("stats");
+                }
+                Answer {
+                    request,
+                    status,
+                    json: Some(v),
+                    text: None,
+                }
+            }
+            _ => Answer {
+                request,
+                status,
+                json: None,
+                text: Some(body.to_string()),
+            },
+        }
+    }
+}
+
+/// Asks `base_url` (Loki or lokivl) one query.
+pub async fn ask(base_url: &str, q: &Query, base_ns: i64) -> Answer {
+    let (path, params) = q.request(base_ns);
+    let pairs: Vec<(&str, &str)> = params
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let url = client::url(base_url, &path, &pairs);
+    let headers: &[(&str, &str)] = if q.categorize {
+        &[("X-Loki-Response-Encoding-Flags", "categorize-labels")]
+    } else {
+        &[]
+    };
+    let request = q.request_text(base_ns);
+    match client::get(&url, headers).await {
+        Ok((status, _, body)) => Answer::from_http(request, status, &body),
+        Err(e) => Answer {
+            request,
+            status: 0,
+            json: None,
+            text: Some(format!("transport error: {e}")),
+        },
+    }
+}
+
+/// Asks every query, in list order.
+pub async fn ask_all(base_url: &str, queries: &[Query], base_ns: i64) -> BTreeMap<String, Answer> {
+    let mut out = BTreeMap::new();
+    for q in queries {
+        out.insert(q.id.clone(), ask(base_url, q, base_ns).await);
+    }
+    out
+}
+
+/// Loki's recorded answers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LokiGolden {
+    /// Dataset base time in nanoseconds.
+    pub base_ns: i64,
+    pub answers: BTreeMap<String, Answer>,
+}
+
+/// VictoriaLogs exchanges recorded while lokivl answered the queries.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VlGolden {
+    /// Dataset base time in nanoseconds (the data VictoriaLogs held).
+    pub base_ns: i64,
+    pub exchanges: Golden,
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/differential")
+}
+
+/// Path of Loki's recorded answers.
+pub fn loki_golden_path() -> PathBuf {
+    golden_dir().join("loki.json")
+}
+
+/// Path of the recorded VictoriaLogs exchanges.
+pub fn vl_golden_path() -> PathBuf {
+    golden_dir().join("victorialogs.json")
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) {
+    let text = serde_json::to_string_pretty(value).expect("serialize golden");
+    std::fs::write(path, text + "\n").expect("write golden file");
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(serde_json::from_str(&text).expect("golden file is valid JSON"))
+}
+
+/// Writes both golden files. Loki's answers go one compact line per query,
+/// which keeps the file small and re-recordings reviewable line by line.
+pub fn write_goldens(loki: &LokiGolden, vl: &VlGolden) {
+    std::fs::create_dir_all(golden_dir()).expect("create golden dir");
+    let mut text = format!("{{\n\"base_ns\": {},\n\"answers\": {{", loki.base_ns);
+    for (i, (id, answer)) in loki.answers.iter().enumerate() {
+        let sep = if i == 0 { "" } else { "," };
+        let id = serde_json::to_string(id).expect("serialize id");
+        let answer = serde_json::to_string(answer).expect("serialize answer");
+        let _ = write!(text, "{sep}\n{id}: {answer}");
+    }
+    text.push_str("\n}\n}\n");
+    std::fs::write(loki_golden_path(), text).expect("write golden file");
+    write_json(&vl_golden_path(), vl);
+}
+
+/// Reads both golden files; `None` when one is missing.
+pub fn read_goldens() -> Option<(LokiGolden, VlGolden)> {
+    Some((
+        read_json(&loki_golden_path())?,
+        read_json(&vl_golden_path())?,
+    ))
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    truncate(&s, 160)
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+fn numeric_note(a: &str, b: &str) -> &'static str {
+    match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) if x.is_finite() && y.is_finite() => {
+            let scale = x.abs().max(y.abs()).max(f64::MIN_POSITIVE);
+            if (x - y).abs() / scale <= FLOAT_NOTE_TOLERANCE {
+                " (numerically equal within 1e-9: formatting differs)"
+            } else {
+                ""
+            }
+        }
+        _ => "",
+    }
+}
+
+/// The first place where `loki` and `lokivl` differ, as `path: loki X, lokivl Y`.
+fn first_diff(path: &str, loki: &Value, lokivl: &Value) -> Option<String> {
+    match (loki, lokivl) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                let p = format!("{path}.{k}");
+                match (a.get(k), b.get(k)) {
+                    (Some(x), Some(y)) => {
+                        if let Some(d) = first_diff(&p, x, y) {
+                            return Some(d);
+                        }
+                    }
+                    (Some(x), None) => {
+                        return Some(format!("{p}: loki {}, lokivl absent", short(x)));
+                    }
+                    (None, Some(y)) => {
+                        return Some(format!("{p}: loki absent, lokivl {}", short(y)));
+                    }
+                    (None, None) => {}
+                }
+            }
+            None
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                if let Some(d) = first_diff(&format!("{path}[{i}]"), x, y) {
+                    let len = if a.len() == b.len() {
+                        String::new()
+                    } else {
+                        format!(" (lengths: loki {}, lokivl {})", a.len(), b.len())
+                    };
+                    return Some(d + &len);
+                }
+            }
+            if a.len() != b.len() {
+                let extra = if a.len() > b.len() {
+                    format!("loki has {}", short(&a[b.len()]))
+                } else {
+                    format!("lokivl has {}", short(&b[a.len()]))
+                };
+                return Some(format!(
+                    "{path}: length loki {}, lokivl {}; first extra: {extra}",
+                    a.len(),
+                    b.len()
+                ));
+            }
+            None
+        }
+        (Value::String(a), Value::String(b)) if a != b => Some(format!(
+            "{path}: loki {:?}, lokivl {:?}{}",
+            truncate(a, 120),
+            truncate(b, 120),
+            numeric_note(a, b)
+        )),
+        (Value::Number(a), Value::Number(b)) => {
+            // Timestamps in seconds: compare the numbers, not their spelling.
+            let same = match (a.as_f64(), b.as_f64()) {
+                (Some(x), Some(y)) => x == y,
+                _ => a == b,
+            };
+            (!same).then(|| format!("{path}: loki {a}, lokivl {b}"))
+        }
+        (a, b) if a != b => Some(format!("{path}: loki {}, lokivl {}", short(a), short(b))),
+        _ => None,
+    }
+}
+
+/// Compares lokivl's answer with Loki's: `None` when equal, else a short diff.
+///
+/// Compared: status; for 200 JSON answers `status`, `warnings`,
+/// `data.resultType`, `data.result` (in order, every label, timestamp,
+/// line, metadata object and value string) and `data.encodingFlags`
+/// (`stats` is ignored); for anything else the whole body.
+pub fn compare(loki: &Answer, lokivl: &Answer) -> Option<String> {
+    if loki.status != lokivl.status {
+        let body = lokivl
+            .text
+            .clone()
+            .or_else(|| lokivl.json.as_ref().map(Value::to_string))
+            .unwrap_or_default();
+        return Some(format!(
+            "status: loki {}, lokivl {} ({})",
+            loki.status,
+            lokivl.status,
+            truncate(body.trim_end(), 200)
+        ));
+    }
+    match (&loki.json, &lokivl.json) {
+        (Some(a), Some(b)) if loki.status == 200 => {
+            let pick = |v: &Value| {
+                let data = v.get("data");
+                serde_json::json!({
+                    "status": v.get("status"),
+                    "warnings": v.get("warnings"),
+                    "data.resultType": data.and_then(|d| d.get("resultType")),
+                    "data.encodingFlags": data.and_then(|d| d.get("encodingFlags")),
+                    "data.result": data.and_then(|d| d.get("result")),
+                })
+            };
+            first_diff("", &pick(a), &pick(b))
+        }
+        (Some(a), Some(b)) => first_diff("body", a, b),
+        _ => (loki.text != lokivl.text || loki.json != lokivl.json).then(|| {
+            format!(
+                "body: loki {:?}, lokivl {:?}",
+                truncate(loki.text.as_deref().unwrap_or("<json>"), 200),
+                truncate(lokivl.text.as_deref().unwrap_or("<json>"), 200)
+            )
+        }),
+    }
+}
+
+/// Outcome of a whole run: the printable report and the failures.
+pub struct Verdict {
+    pub report: String,
+    pub failures: Vec<String>,
+}
+
+/// Compares every query and checks the result against the known gaps.
+pub fn judge(
+    queries: &[Query],
+    loki: &BTreeMap<String, Answer>,
+    lokivl: &BTreeMap<String, Answer>,
+    gaps: &BTreeMap<String, String>,
+) -> Verdict {
+    let mut report = String::new();
+    let mut failures = Vec::new();
+    let mut features: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut by_reason: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut equal = 0;
+    let mut loki_has_data = 0;
+    for q in queries {
+        let Some(l) = loki.get(&q.id) else {
+            failures.push(format!("{}: no recorded Loki answer; re-record", q.id));
+            continue;
+        };
+        let v = &lokivl[&q.id];
+        if l.request != v.request {
+            failures.push(format!(
+                "{}: Loki's answer was recorded for another request ({}); re-record",
+                q.id, l.request
+            ));
+            continue;
+        }
+        if l.status == 200 && has_data(l) {
+            loki_has_data += 1;
+        }
+        let diff = compare(l, v);
+        let entry = features.entry(q.feature()).or_default();
+        entry.1 += 1;
+        match (&diff, gaps.get(&q.id)) {
+            (None, None) => {
+                equal += 1;
+                entry.0 += 1;
+                let _ = writeln!(report, "PASS {}", q.id);
+            }
+            (None, Some(_)) => {
+                equal += 1;
+                entry.0 += 1;
+                let _ = writeln!(report, "PASS {} (listed as a known gap!)", q.id);
+                failures.push(format!(
+                    "{}: now equals Loki; remove it from tests/data/differential_known_gaps.txt",
+                    q.id
+                ));
+            }
+            (Some(d), Some(reason)) => {
+                *by_reason.entry(reason.as_str()).or_default() += 1;
+                let _ = writeln!(report, "GAP  {} [{reason}]\n     {d}", q.id);
+            }
+            (Some(d), None) => {
+                let _ = writeln!(report, "FAIL {}: {}\n     {d}", q.id, q.logql);
+                failures.push(format!("{}: differs from Loki: {d}", q.id));
+            }
+        }
+    }
+    for id in gaps.keys() {
+        if !queries.iter().any(|q| &q.id == id) {
+            failures.push(format!(
+                "{id}: listed as a known gap but not in the query list"
+            ));
+        }
+    }
+    let _ = writeln!(report, "\n{:<14} {:>5} {:>5}", "feature", "equal", "total");
+    for (f, (ok, total)) in &features {
+        let _ = writeln!(report, "{f:<14} {ok:>5} {total:>5}");
+    }
+    let _ = writeln!(report, "\nknown gaps by reason:");
+    for (reason, n) in &by_reason {
+        let _ = writeln!(report, "  {n:>3}  {reason}");
+    }
+    let _ = writeln!(
+        report,
+        "\nLoki returned non-empty data for {loki_has_data} of {} queries",
+        queries.len()
+    );
+    let _ = writeln!(report, "parity: {equal}/{} equal", queries.len());
+    Verdict { report, failures }
+}
+
+fn has_data(a: &Answer) -> bool {
+    a.json
+        .as_ref()
+        .and_then(|v| v.pointer("/data/result"))
+        .is_some_and(|r| match r {
+            Value::Array(items) => !items.is_empty(),
+            Value::Null => false,
+            _ => true,
+        })
+}
+
+/// Prints the verdict and fails the test on unexpected differences.
+pub fn enforce(verdict: &Verdict) {
+    println!("{}", verdict.report);
+    assert!(
+        verdict.failures.is_empty(),
+        "{} differential failure(s):\n{}",
+        verdict.failures.len(),
+        verdict.failures.join("\n")
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_lines_parse_with_defaults_and_flags() {
+        let qs = parse_queries(
+            "# c\nlf.01 range limit=5 dir=forward cat :: {app=\"a\"} |= \"x\"\nm.01 instant time=+5m :: sum(rate({app=\"a\"}[1m]))\n",
+        )
+        .unwrap();
+        assert_eq!(qs.len(), 2);
+        assert_eq!(qs[0].feature(), "lf");
+        assert!(qs[0].categorize);
+        let (path, params) = qs[0].request(1_000_000_000_000);
+        assert_eq!(path, "/loki/api/v1/query_range");
+        assert!(params.contains(&("start".into(), "940000000000".into())));
+        assert!(params.contains(&("direction".into(), "forward".into())));
+        let (path, params) = qs[1].request(0);
+        assert_eq!(path, "/loki/api/v1/query");
+        assert!(params.contains(&("time".into(), "300000000000".into())));
+        assert_eq!(parse_offset_ns("+3m30s"), Some(210_000_000_000));
+        assert_eq!(parse_offset_ns("-1m"), Some(-60_000_000_000));
+        assert_eq!(parse_offset_ns("5"), None);
+        assert!(parse_queries("x range :: a\nx range :: b").is_err());
+        assert!(parse_queries("x range bogus=1 :: a").is_err());
+    }
+
+    #[test]
+    fn comparison_reports_the_first_difference() {
+        let a = Answer::from_http(
+            "r".into(),
+            200,
+            r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"1"},"values":[[1.5,"0.1"]]}],"stats":{"x":1}}}"#,
+        );
+        let mut b = a.clone();
+        assert_eq!(compare(&a, &b), None);
+        b.json.as_mut().unwrap()["data"]["result"][0]["values"][0][1] = "0.10".into();
+        let d = compare(&a, &b).unwrap();
+        assert!(d.contains("values[0][1]"), "{d}");
+        assert!(d.contains("numerically equal"), "{d}");
+        let e = Answer::from_http("r".into(), 400, "parse error\n");
+        assert!(
+            compare(&a, &e)
+                .unwrap()
+                .starts_with("status: loki 200, lokivl 400")
+        );
+    }
+}

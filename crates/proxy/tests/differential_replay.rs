@@ -1,0 +1,35 @@
+//! The differential suite replayed from golden files, for CI.
+//!
+//! Serves the VictoriaLogs exchanges recorded by `differential_loki` from a
+//! loopback tap, asks lokivl every query with the recorded dataset base
+//! time, and compares with Loki's recorded answers value by value, against
+//! the same known-gaps list.
+
+mod common;
+
+use common::backend::Tap;
+use common::differential;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lokivl_answers_like_the_recorded_loki() {
+    let (loki, vl) = differential::read_goldens().expect(
+        "tests/golden/differential/{loki,victorialogs}.json are missing; record them with \
+         LOKIVL_LOKI_BIN=... LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=1 \
+         cargo test -p proxy --test differential_loki",
+    );
+    assert_eq!(
+        loki.base_ns, vl.base_ns,
+        "the two golden files come from different recordings; re-record"
+    );
+    let tap = Tap::replaying(vl.exchanges).await;
+    let lokivl = common::start_lokivl(&tap.url).await;
+    let queries = differential::queries();
+    let answers = differential::ask_all(&lokivl, &queries, loki.base_ns).await;
+    let verdict = differential::judge(
+        &queries,
+        &loki.answers,
+        &answers,
+        &differential::known_gaps(),
+    );
+    differential::enforce(&verdict);
+}
