@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 
 use crate::backend::{Backend, BackendOptions};
 use crate::config::Settings;
-use crate::handler::{AppState, metadata, query, status};
+use crate::handler::{AppState, format_query, metadata, query, status};
 use crate::metrics::Metrics;
 use crate::push::{self, PushState};
 use crate::server::{headers, health, observe, protect};
@@ -101,6 +101,10 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
         .route(
             "/loki/api/v1/series",
             get(metadata::series).post(metadata::series),
+        )
+        .route(
+            "/loki/api/v1/format_query",
+            get(format_query::format_query).post(format_query::format_query),
         )
         .route("/loki/api/v1/status/buildinfo", get(status::buildinfo))
         .route("/loki/api/v1/push", push_route)

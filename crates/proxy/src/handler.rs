@@ -1,6 +1,8 @@
 //! HTTP handlers of the Loki API, one file per endpoint family.
 
+pub mod format_query;
 pub mod metadata;
+pub mod metric;
 pub mod query;
 pub mod status;
 

@@ -299,28 +299,6 @@ async fn instant_log_query_is_rejected() {
 }
 
 #[tokio::test]
-async fn metric_queries_over_logs_are_refused_not_faked() {
-    let h = harness(vec![]).await;
-    for path in ["query", "query_range"] {
-        let url = format!(
-            "{}/loki/api/v1/{path}?{}",
-            h.base,
-            qs(&[
-                ("query", r#"sum(rate({app="api"}[5m]))"#),
-                ("start", "100"),
-                ("end", "200"),
-                ("time", "200")
-            ])
-        );
-        let a = get(&url).await;
-        let text = a.assert_error(StatusCode::BAD_REQUEST);
-        assert!(text.contains("not supported"), "{text}");
-        assert!(!text.contains("timeout"));
-    }
-    assert!(h.vl.requests().is_empty());
-}
-
-#[tokio::test]
 async fn parse_errors_carry_lokis_text() {
     let h = harness(vec![]).await;
     let cases = [

@@ -13,7 +13,7 @@ pub const VALUE_FIELD: &str = "__lokivl_v";
 /// Scratch field holding the unwrapped number (VictoriaLogs' `math` parse of [`VALUE_FIELD`]).
 pub const NUMBER_FIELD: &str = "__lokivl_n";
 /// Scratch field holding the square of [`NUMBER_FIELD`] (for stddev/stdvar).
-pub const SQUARE_FIELD: &str = "__lokivl_sq";
+pub(crate) const SQUARE_FIELD: &str = "__lokivl_sq";
 
 /// Loki's error label value for a failed unwrap conversion.
 const SAMPLE_ERROR: &str = "SampleExtractionErr";

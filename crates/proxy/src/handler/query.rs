@@ -3,7 +3,7 @@
 use axum::extract::State;
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
-use logql_parser::{Expr, LogExpr, MetricExpr};
+use logql_parser::{Expr, LogExpr};
 use logsql_ast::Pipe;
 
 use super::{AppState, json_response};
@@ -11,7 +11,6 @@ use crate::backend::Endpoint;
 use crate::direction::Direction;
 use crate::encode::streams::{StreamsOptions, encode_streams};
 use crate::error::ApiError;
-use crate::eval::{self, json};
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
 
 /// The header Grafana sends to ask for structured metadata and parsed labels apart.
@@ -37,10 +36,7 @@ pub async fn query_range(
     match expr {
         Expr::Log(log) => log_range(&state, &headers, &p, &log).await,
         Expr::Metric(m) => {
-            let value = constant(&m)?;
-            let mut out = Vec::with_capacity(256);
-            json::write_range(&mut out, p.bounds.start, p.bounds.end, p.step, value);
-            Ok(json_response(out))
+            super::metric::range(&state, &m, p.bounds.start, p.bounds.end, p.step).await
         }
     }
 }
@@ -49,28 +45,12 @@ pub async fn query_range(
 ///
 /// # Errors
 /// [`ApiError`] for bad parameters or LogQL, log queries and unsupported metric queries.
-pub async fn query(form: Form) -> Result<Response, ApiError> {
+pub async fn query(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
     let p = params::instant_params(&form, now_ns())?;
     match logql_parser::parse(&p.query)? {
         Expr::Log(_) => Err(ApiError::BadRequest(INSTANT_LOG_QUERY.to_owned())),
-        Expr::Metric(m) => {
-            let value = constant(&m)?;
-            let mut out = Vec::with_capacity(256);
-            json::write_instant(&mut out, p.time, value);
-            Ok(json_response(out))
-        }
+        Expr::Metric(m) => super::metric::instant(&state, &m, p.time).await,
     }
-}
-
-/// Evaluates a metric query that needs no logs, or says plainly that others are not supported yet.
-fn constant(m: &MetricExpr) -> Result<eval::Value, ApiError> {
-    eval::evaluate(m).ok_or_else(|| {
-        ApiError::Unsupported(
-            "metric queries over logs are not supported by lokivl yet; only number literals and vector() \
-             with binary operators can be evaluated"
-                .to_owned(),
-        )
-    })
 }
 
 /// Whether the client asked for categorized labels (`categorize-labels` in a comma-separated flag list).

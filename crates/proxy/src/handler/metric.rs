@@ -1,0 +1,293 @@
+//! Metric queries (`query_range` and `query` with a metric expression).
+//!
+//! Each range aggregation is lowered to a bucketed `stats` request
+//! ([`logsql_ast::lower_range`]); buckets are `gcd(range, step)` wide and
+//! aligned so that Loki's `(t − range, t]` windows are exact unions of them.
+//! The proxy combines buckets per window and evaluates the vector operators
+//! ([`crate::metric`]). Raw values are fetched only for quantile, first,
+//! last and `rate_counter`, limited to [`MAX_RAW_SAMPLES`].
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use axum::response::Response;
+use logql_parser::{MatchOp, MetricExpr, RangeOp};
+use logsql_ast::{RangePlan, bucket_offset, lower_range};
+
+use super::{AppState, json_response};
+use crate::backend::Endpoint;
+use crate::encode::stats::Summary;
+use crate::error::ApiError;
+use crate::metric::eval::{self, Order};
+use crate::metric::plan::{self, Need, RangeInput};
+use crate::metric::window::{self, WindowSpec};
+use crate::metric::{EngineError, Grid, Matrix, Value, buckets, json, raw};
+
+/// Loki's default `max_query_series`; see [`set_max_query_series`].
+pub const DEFAULT_MAX_QUERY_SERIES: usize = 500;
+/// Raw samples fetched at most for one quantile/first/last/rate_counter aggregation.
+pub const MAX_RAW_SAMPLES: u64 = 1_000_000;
+/// Buckets per series at most: beyond, `gcd(range, step)` is too fine to be cheap.
+pub const MAX_BUCKETS: i64 = 200_000;
+
+static MAX_QUERY_SERIES: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_QUERY_SERIES);
+
+/// Sets the series limit of metric answers (`--max-query-series`); 0 disables it.
+pub fn set_max_query_series(n: usize) {
+    MAX_QUERY_SERIES.store(n, Ordering::Relaxed);
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::Backend(m) => ApiError::Internal(m),
+            EngineError::Unsupported(m) => ApiError::Unsupported(m),
+            other => ApiError::BadRequest(other.to_string()),
+        }
+    }
+}
+
+/// Answers a range metric query as a `matrix`.
+///
+/// # Errors
+/// [`ApiError`] for unsupported pipelines, engine errors and backend failures.
+pub async fn range(
+    state: &AppState,
+    expr: &MetricExpr,
+    start: i64,
+    end: i64,
+    step: i64,
+) -> Result<Response, ApiError> {
+    let began = Instant::now();
+    let grid = Grid::range(start, end, step);
+    let value = run(state, expr, &grid).await?;
+    let mut m = match value {
+        Value::Vector(m) => m,
+        Value::Scalar(v) => eval_scalar_series(v, &grid),
+    };
+    check_series(&m)?;
+    eval::sort(&mut m, Order::Labels);
+    let summary = summary(began);
+    let mut out = Vec::with_capacity(256 + m.len() * 64);
+    json::write_matrix(&mut out, &m, &grid, &summary);
+    Ok(json_response(out))
+}
+
+/// Answers an instant metric query as a `vector` or `scalar`.
+///
+/// # Errors
+/// [`ApiError`] for unsupported pipelines, engine errors and backend failures.
+pub async fn instant(state: &AppState, expr: &MetricExpr, time: i64) -> Result<Response, ApiError> {
+    let began = Instant::now();
+    let grid = Grid::instant(time);
+    let value = run(state, expr, &grid).await?;
+    let summary = summary(began);
+    let mut out = Vec::with_capacity(256);
+    match value {
+        Value::Scalar(v) => json::write_scalar(&mut out, time, v, &summary),
+        Value::Vector(mut m) => {
+            check_series(&m)?;
+            eval::sort(&mut m, eval::order_of(expr));
+            json::write_vector(&mut out, &m, &grid, &summary);
+        }
+    }
+    Ok(json_response(out))
+}
+
+fn summary(began: Instant) -> Summary {
+    Summary {
+        exec_time_secs: began.elapsed().as_secs_f64(),
+        ..Summary::default()
+    }
+}
+
+fn eval_scalar_series(v: f64, grid: &Grid) -> Matrix {
+    vec![crate::metric::Series {
+        labels: Vec::new(),
+        points: (0..grid.len)
+            .map(|step| crate::metric::Point { step, v })
+            .collect(),
+    }]
+}
+
+fn check_series(m: &Matrix) -> Result<(), ApiError> {
+    let max = MAX_QUERY_SERIES.load(Ordering::Relaxed);
+    if max > 0 && m.len() > max {
+        return Err(EngineError::TooManySeries(max).into());
+    }
+    Ok(())
+}
+
+async fn run(state: &AppState, expr: &MetricExpr, grid: &Grid) -> Result<Value, ApiError> {
+    let mut inputs = Vec::new();
+    for input in plan::collect(expr) {
+        inputs.push(fetch(state, &input, grid).await?);
+    }
+    Ok(eval::evaluate(expr, grid, &mut inputs.into_iter())?)
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// Fetches and windows one range aggregation.
+async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<Matrix, ApiError> {
+    let r = input.agg;
+    let plan = lower_range(r).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let range = r.range.interval.as_nanos();
+    let offset = r.range.offset.map_or(0, |d| d.as_nanos());
+    if range <= 0 {
+        return Err(ApiError::BadRequest("range must be positive".into()));
+    }
+    let spec = WindowSpec {
+        op: r.op,
+        range,
+        offset,
+        scale: plan.unwrap.map_or(1.0, |s| s.factor()),
+        unwrapped: plan.unwrap.is_some(),
+    };
+    // Loki's windows (t − offset − range, t − offset] for every step, as
+    // VictoriaLogs' inclusive [start, end].
+    let vl_start = grid.start - offset - range + 1;
+    let vl_end = grid.last() - offset;
+    let by = match &input.need {
+        Need::Only(labels) => labels.clone(),
+        Need::All => discover(state, &plan, vl_start, vl_end).await?,
+    };
+    let grouping = r.grouping.as_ref();
+    if plan.needs_raw() {
+        let q = plan.raw_query(&by, MAX_RAW_SAMPLES + 1);
+        let mut body = post(state, &q, vl_start, vl_end).await?;
+        let lines = body.iter().filter(|&&b| b == b'\n').count() as u64;
+        if lines > MAX_RAW_SAMPLES {
+            return Err(ApiError::Unsupported(format!(
+                "{:?} needs every sample and more than {MAX_RAW_SAMPLES} fall in the query range; narrow the selector or the time range",
+                r.op
+            )));
+        }
+        let series = raw::decode(&mut body, grouping, spec.scale)?;
+        return Ok(raw::evaluate(&series, grid, &spec, r.param.unwrap_or(0.0)));
+    }
+    let bucket = if grid.is_instant() {
+        range
+    } else {
+        gcd(range, grid.step)
+    };
+    if (vl_end - vl_start) / bucket > MAX_BUCKETS {
+        return Err(ApiError::Unsupported(format!(
+            "the range and step have too small a common divisor ({bucket} ns buckets); use a step that divides the range"
+        )));
+    }
+    let q = plan.stats_query(bucket, bucket_offset(grid.start - offset, bucket), &by);
+    let mut body = post(state, &q, vl_start, vl_end).await?;
+    let series = buckets::decode(&mut body, bucket, grouping)?;
+    if r.op == RangeOp::AbsentOverTime {
+        return Ok(window::absent(&series, grid, &spec, absent_labels(r)));
+    }
+    Ok(window::evaluate(&series, grid, &spec)?)
+}
+
+/// Loki's labels of `absent_over_time`: the selector's equality matchers, unless a name repeats.
+fn absent_labels(r: &logql_parser::RangeAggregation) -> crate::metric::Labels {
+    let ms = &r.range.log.selector.matchers;
+    let mut out: crate::metric::Labels = Vec::new();
+    for m in ms {
+        if ms.iter().filter(|o| o.name == m.name).count() > 1 {
+            continue;
+        }
+        if m.op == MatchOp::Eq {
+            out.push((m.name.clone(), m.value.clone()));
+        }
+    }
+    crate::metric::series::normalize(out)
+}
+
+async fn post(
+    state: &AppState,
+    query: &str,
+    start: i64,
+    end: i64,
+) -> Result<bytes::BytesMut, ApiError> {
+    let (start, end) = (start.to_string(), end.to_string());
+    let form = [
+        ("query", query),
+        ("start", start.as_str()),
+        ("end", end.as_str()),
+    ];
+    Ok(state.backend.post_form(Endpoint::Query, &form).await?)
+}
+
+/// The fields to group by when every label is needed: every field of the
+/// selected entries except VictoriaLogs' own and the proxy's scratch fields.
+async fn discover(
+    state: &AppState,
+    plan: &RangePlan,
+    start: i64,
+    end: i64,
+) -> Result<Vec<String>, ApiError> {
+    let q = plan.field_names_query();
+    let (s, e) = (start.to_string(), end.to_string());
+    let form = [
+        ("query", q.as_str()),
+        ("start", s.as_str()),
+        ("end", e.as_str()),
+    ];
+    let body = state.backend.post_form(Endpoint::FieldNames, &form).await?;
+    field_names(&body)
+}
+
+fn field_names(body: &[u8]) -> Result<Vec<String>, ApiError> {
+    #[derive(serde::Deserialize)]
+    struct Item {
+        value: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        values: Vec<Item>,
+    }
+    let a: Answer = serde_json::from_slice(body).map_err(|e| {
+        ApiError::Internal(format!("invalid field_names answer from VictoriaLogs: {e}"))
+    })?;
+    let mut out: Vec<String> = a
+        .values
+        .into_iter()
+        .map(|i| i.value)
+        .filter(|n| {
+            !matches!(n.as_str(), "_msg" | "_time" | "_stream" | "_stream_id")
+                && !n.starts_with("__lokivl_")
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_names_skip_builtin_and_scratch() {
+        let body = br#"{"values":[{"value":"_msg","hits":3},{"value":"env","hits":3},{"value":"app","hits":3},{"value":"__lokivl_v","hits":1},{"value":"_stream","hits":3}]}"#;
+        assert_eq!(
+            field_names(body).unwrap(),
+            vec!["app".to_owned(), "env".to_owned()]
+        );
+    }
+
+    #[test]
+    fn gcd_of_range_and_step() {
+        assert_eq!(gcd(300, 60), 60);
+        assert_eq!(gcd(300, 140), 20);
+    }
+
+    #[test]
+    fn absent_labels_keep_unique_equalities() {
+        let logql_parser::Expr::Metric(MetricExpr::RangeAggregation(r)) =
+            logql_parser::parse(r#"absent_over_time({app="a", env=~"p.*", x="1", x="2"}[1m])"#)
+                .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(absent_labels(&r), vec![("app".to_owned(), "a".to_owned())]);
+    }
+}
