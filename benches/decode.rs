@@ -5,6 +5,8 @@
 //! proxy reads it into a fresh buffer anyway) and encodes into a new `Vec`,
 //! as a handler does. Allocations per op are counted with a counting global
 //! allocator before criterion starts and printed as `allocs/op`.
+//! `…/serde_json_value_baseline` parses the same lines into
+//! `serde_json::Value` only, as a same-machine yardstick.
 
 use std::alloc::System;
 use std::hint::black_box;
@@ -83,6 +85,16 @@ fn bench_decode(c: &mut Criterion) {
                 );
             });
         }
+        // Same-machine reference: only parsing each line into a
+        // `serde_json::Value` (no grouping, no output), the generic approach.
+        group.bench_function(format!("ndjson_{rows}/serde_json_value_baseline"), |b| {
+            b.iter(|| {
+                for line in body.split(|&c| c == b'\n').filter(|l| !l.is_empty()) {
+                    let v: Result<serde_json::Value, _> = serde_json::from_slice(line);
+                    black_box(v.is_ok());
+                }
+            });
+        });
         group.finish();
     }
 }
