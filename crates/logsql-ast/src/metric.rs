@@ -35,11 +35,11 @@ pub enum ValueScale {
 }
 
 impl ValueScale {
-    /// The factor turning a VictoriaLogs number into Loki's value.
-    pub fn factor(self) -> f64 {
+    /// What a VictoriaLogs number is divided by to give Loki's value.
+    pub fn divisor(self) -> f64 {
         match self {
             ValueScale::One => 1.0,
-            ValueScale::NanosToSeconds => 1e-9,
+            ValueScale::NanosToSeconds => 1e9,
         }
     }
 }
@@ -205,6 +205,12 @@ pub fn lower_range(r: &RangeAggregation) -> Result<RangePlan, LowerError> {
             value_pipes.push(MetricPipe::Filter(guard));
         } else {
             check_errors = true;
+        }
+        if matches!(
+            conv,
+            UnwrapConversion::Duration | UnwrapConversion::DurationSeconds
+        ) {
+            value_pipes.push(MetricPipe::Micros);
         }
         value_pipes.push(MetricPipe::Number);
         unwrap_scale = Some(match conv {

@@ -6,7 +6,7 @@ use std::fmt;
 use logql_parser::{LabelFilter, MatchOp, UnwrapConversion};
 
 use crate::filter::Filter;
-use crate::quote::write_field;
+use crate::quote::{write_field, write_quoted};
 
 /// Scratch field holding the unwrapped label's text.
 pub const VALUE_FIELD: &str = "__lokivl_v";
@@ -32,6 +32,9 @@ pub enum MetricPipe {
     Square,
     /// `fields a, b`.
     Fields(Vec<String>),
+    /// `replace ("us", "µs") at "__lokivl_v" | replace ("μs", "µs") at …`:
+    /// Go accepts three spellings of microseconds, VictoriaLogs only `µs`.
+    Micros,
 }
 
 impl fmt::Display for MetricPipe {
@@ -58,6 +61,20 @@ impl fmt::Display for MetricPipe {
                 f.write_str(" as ")?;
                 write_field(f, SQUARE_FIELD)
             }
+            MetricPipe::Micros => {
+                for from in ["us", "\u{3bc}s"] {
+                    if from != "us" {
+                        f.write_str(" | ")?;
+                    }
+                    f.write_str("replace (")?;
+                    write_quoted(f, from)?;
+                    f.write_str(", ")?;
+                    write_quoted(f, "\u{b5}s")?;
+                    f.write_str(") at ")?;
+                    write_field(f, VALUE_FIELD)?;
+                }
+                Ok(())
+            }
             MetricPipe::Fields(names) => {
                 f.write_str("fields ")?;
                 for (i, n) in names.iter().enumerate() {
@@ -82,7 +99,7 @@ pub fn guard_regex(conv: UnwrapConversion) -> &'static str {
     match conv {
         UnwrapConversion::Plain => r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$",
         UnwrapConversion::Duration | UnwrapConversion::DurationSeconds => {
-            r"^[+-]?(?:0|(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|ms|s|m|h))+)$"
+            r"^[+-]?(?:0|(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+)$"
         }
         UnwrapConversion::Bytes => r"^[0-9]+(?:\.[0-9]+)?(?:[KMGTP]i?B|B)?$",
     }
@@ -160,6 +177,10 @@ mod tests {
         assert_eq!(
             MetricPipe::Copy("latency".into()).to_string(),
             r#"copy "latency" as "__lokivl_v""#
+        );
+        assert_eq!(
+            MetricPipe::Micros.to_string(),
+            "replace (\"us\", \"\u{b5}s\") at \"__lokivl_v\" | replace (\"\u{3bc}s\", \"\u{b5}s\") at \"__lokivl_v\""
         );
         assert_eq!(
             MetricPipe::Square.to_string(),

@@ -18,6 +18,7 @@ use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::encode::stats::Summary;
 use crate::error::ApiError;
+use crate::labels::sanitize_label_name;
 use crate::metric::eval::{self, Order};
 use crate::metric::plan::{self, Need, RangeInput};
 use crate::metric::window::{self, WindowSpec};
@@ -59,6 +60,10 @@ pub async fn range(
     step: i64,
 ) -> Result<Response, ApiError> {
     let began = Instant::now();
+    // Loki's query frontend aligns metric range queries to the step:
+    // `start` down and `end` up to a multiple of it.
+    let start = start - start.rem_euclid(step);
+    let end = end + (step - end.rem_euclid(step)) % step;
     let grid = Grid::range(start, end, step);
     let value = run(state, expr, &grid).await?;
     let mut m = match value {
@@ -143,7 +148,7 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
         op: r.op,
         range,
         offset,
-        scale: plan.unwrap.map_or(1.0, |s| s.factor()),
+        divisor: plan.unwrap.map_or(1.0, |s| s.divisor()),
         unwrapped: plan.unwrap.is_some(),
     };
     // Loki's windows (t − offset − range, t − offset] for every step, as
@@ -153,6 +158,14 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
     let by = match &input.need {
         Need::Only(labels) => labels.clone(),
         Need::All => discover(state, &plan, vl_start, vl_end).await?,
+    };
+    // Loki drops the unwrapped label from the sample's labels.
+    let by: Vec<String> = match &r.range.unwrap {
+        Some(u) => by
+            .into_iter()
+            .filter(|f| *f != u.label && sanitize_label_name(f) != u.label.as_str())
+            .collect(),
+        None => by,
     };
     let grouping = r.grouping.as_ref();
     if plan.needs_raw() {
@@ -165,7 +178,7 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
                 r.op
             )));
         }
-        let series = raw::decode(&mut body, grouping, spec.scale)?;
+        let series = raw::decode(&mut body, grouping, spec.divisor)?;
         return Ok(raw::evaluate(&series, grid, &spec, r.param.unwrap_or(0.0)));
     }
     let bucket = if grid.is_instant() {

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use logql_parser::{Grouping, VectorOp};
 
 use super::grid::Grid;
-use super::series::{Labels, Matrix, Point, Series, by_step};
+use super::series::{Labels, Matrix, Point, Series, by_step, compare_labels};
 
 /// The labels of a series' group under `grouping` (no grouping: the empty set).
 pub fn group_labels(labels: &Labels, grouping: Option<&Grouping>) -> Labels {
@@ -154,13 +154,15 @@ fn top(largest: bool, k: i64, grouping: Option<&Grouping>, mut m: Matrix, grid: 
         }
         for members in groups.values_mut() {
             // Prometheus' heap order: NaN ranks below every number for both directions.
+            // Prometheus' heap order: NaN ranks below every number for both
+            // directions; ties keep the series that comes first in label order.
             members.sort_by(|a, b| {
                 let o = if largest {
                     rank(b.1).total_cmp(&rank(a.1))
                 } else {
                     rank_low(a.1).total_cmp(&rank_low(b.1))
                 };
-                o.then(a.0.cmp(&b.0))
+                o.then_with(|| compare_labels(&m[a.0 as usize].labels, &m[b.0 as usize].labels))
             });
             for &(si, v) in members.iter().take(k) {
                 keep[si as usize].push(Point {

@@ -25,14 +25,14 @@ pub struct RawSeries {
     pub samples: Vec<(i64, f64)>,
 }
 
-/// Decodes `fields _time, __lokivl_n, …` rows into series, scaling numbers by `scale`.
+/// Decodes `fields _time, __lokivl_n, …` rows into series, dividing numbers by `divisor`.
 ///
 /// # Errors
 /// [`EngineError::Backend`] for malformed NDJSON or numbers.
 pub fn decode(
     body: &mut [u8],
     grouping: Option<&Grouping>,
-    scale: f64,
+    divisor: f64,
 ) -> Result<Vec<RawSeries>, EngineError> {
     let mut rows = Rows::new();
     Decoder::new()
@@ -49,7 +49,7 @@ pub fn decode(
         by_labels
             .entry(labels)
             .or_default()
-            .push((row.time_ns, v * scale));
+            .push((row.time_ns, v / divisor));
     }
     Ok(by_labels
         .into_iter()
@@ -177,7 +177,7 @@ mod tests {
             op,
             range: 60 * S,
             offset: 0,
-            scale: 1.0,
+            divisor: 1.0,
             unwrapped: true,
         }
     }
@@ -229,7 +229,7 @@ mod tests {
 {"_time":"1970-01-01T00:00:01Z","__lokivl_n":"1000000000","pod":"a"}
 "#
         .to_vec();
-        let out = decode(&mut body, None, 1e-9).unwrap();
+        let out = decode(&mut body, None, 1e9).unwrap();
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].samples, vec![(S, 1.0), (2 * S, 2.0)]);
         assert_eq!(out[0].labels, vec![("pod".to_owned(), "a".to_owned())]);

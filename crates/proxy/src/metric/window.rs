@@ -23,8 +23,9 @@ pub struct WindowSpec {
     pub range: i64,
     /// `offset` in nanoseconds (windows end at `t − offset`).
     pub offset: i64,
-    /// Factor from VictoriaLogs numbers to Loki values (1e-9 for durations).
-    pub scale: f64,
+    /// Divisor from VictoriaLogs numbers to Loki values (1e9 for durations:
+    /// dividing, as Go's `Duration.Seconds()` does, keeps `2m3s` exactly 123).
+    pub divisor: f64,
     /// Whether the aggregation unwraps a label (changes `rate`).
     pub unwrapped: bool,
 }
@@ -96,22 +97,22 @@ fn windows(
 /// The function's value over one window's combined statistics.
 pub fn value(acc: &Stats, spec: &WindowSpec) -> Option<f64> {
     let secs = spec.range as f64 / 1e9;
-    let f = spec.scale;
+    let d = spec.divisor;
     if acc.count <= 0.0 && acc.bytes <= 0.0 {
         return None;
     }
     Some(match spec.op {
         RangeOp::CountOverTime => acc.count,
-        RangeOp::Rate if spec.unwrapped => acc.sum * f / secs,
+        RangeOp::Rate if spec.unwrapped => acc.sum / d / secs,
         RangeOp::Rate => acc.count / secs,
         RangeOp::BytesOverTime => acc.bytes,
         RangeOp::BytesRate => acc.bytes / secs,
-        RangeOp::SumOverTime => acc.sum * f,
-        RangeOp::AvgOverTime => acc.sum / acc.count * f,
-        RangeOp::MinOverTime => acc.min * f,
-        RangeOp::MaxOverTime => acc.max * f,
-        RangeOp::StdvarOverTime => variance(acc) * f * f,
-        RangeOp::StddevOverTime => (variance(acc) * f * f).sqrt(),
+        RangeOp::SumOverTime => acc.sum / d,
+        RangeOp::AvgOverTime => acc.sum / acc.count / d,
+        RangeOp::MinOverTime => acc.min / d,
+        RangeOp::MaxOverTime => acc.max / d,
+        RangeOp::StdvarOverTime => variance(acc) / d / d,
+        RangeOp::StddevOverTime => (variance(acc) / d / d).sqrt(),
         RangeOp::AbsentOverTime
         | RangeOp::QuantileOverTime
         | RangeOp::FirstOverTime
@@ -178,7 +179,7 @@ mod tests {
             op,
             range,
             offset: 0,
-            scale: 1.0,
+            divisor: 1.0,
             unwrapped: false,
         }
     }
@@ -257,7 +258,7 @@ mod tests {
         // mean 3, squares 1+9+25 = 35 → 35/3 − 9 = 8/3
         assert!((v(RangeOp::StdvarOverTime) - 8.0 / 3.0).abs() < 1e-12);
         assert!((v(RangeOp::StddevOverTime) - (8.0f64 / 3.0).sqrt()).abs() < 1e-12);
-        sp.scale = 1e-9;
+        sp.divisor = 1e9;
         sp.op = RangeOp::MaxOverTime;
         assert_eq!(evaluate(&s, &grid, &sp).unwrap()[0].points[0].v, 5e-9);
     }
