@@ -18,6 +18,7 @@ pub mod metric;
 pub mod metrics;
 pub mod ndjson;
 pub mod params;
+pub mod template;
 pub mod pipeline;
 pub mod push;
 pub mod server;

@@ -1,0 +1,91 @@
+//! Parsed form of a template: Go's parse tree reduced to what execution needs.
+
+use super::funcs::Func;
+
+/// A sequence of nodes.
+pub(crate) type List = Vec<Node>;
+
+/// One node of the parse tree.
+#[derive(Debug, Clone)]
+pub(crate) enum Node {
+    /// Literal text.
+    Text(Box<str>),
+    /// `{{pipeline}}`: printed unless it declares variables.
+    Action(Pipe),
+    /// `{{if}}`, `{{with}}` and `{{range}}`.
+    Branch(Box<Branch>),
+    /// `{{break}}`.
+    Break,
+    /// `{{continue}}`.
+    Continue,
+}
+
+/// Which control structure a [`Branch`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BranchKind {
+    If,
+    With,
+    Range,
+}
+
+/// A control structure with its pipeline and lists.
+#[derive(Debug, Clone)]
+pub(crate) struct Branch {
+    pub kind: BranchKind,
+    pub pipe: Pipe,
+    pub list: List,
+    pub else_list: Option<List>,
+}
+
+/// A pipeline, possibly declaring (`:=`) or assigning (`=`) variables.
+#[derive(Debug, Clone)]
+pub(crate) struct Pipe {
+    pub decl: Vec<Box<str>>,
+    pub is_assign: bool,
+    pub cmds: Vec<Cmd>,
+}
+
+/// One command of a pipeline: an operand or a function call.
+#[derive(Debug, Clone)]
+pub(crate) struct Cmd {
+    pub args: Vec<Arg>,
+    /// Per argument: Go's node position and text, for error context.
+    pub spans: Vec<(usize, Box<str>)>,
+    /// Byte offset of the command, for Go-style error locations.
+    pub pos: usize,
+    /// Source text of the command, for Go-style error context.
+    pub src: Box<str>,
+}
+
+/// An operand.
+#[derive(Debug, Clone)]
+pub(crate) enum Arg {
+    /// `.`
+    Dot,
+    /// `nil`
+    Nil,
+    /// `true`/`false`
+    Bool(bool),
+    /// A number literal.
+    Number(Number),
+    /// A string literal, unquoted.
+    Str(Box<str>),
+    /// `.a.b`
+    Field(Vec<Box<str>>),
+    /// `$x.a.b` (the name includes `$`).
+    Var(Box<str>, Vec<Box<str>>),
+    /// A function name.
+    Func(Func, Box<str>),
+    /// `(pipeline)` optionally followed by `.a.b`.
+    Paren(Box<Pipe>, Vec<Box<str>>),
+}
+
+/// A number constant, with Go's classification of what it can be.
+#[derive(Debug, Clone)]
+pub(crate) struct Number {
+    pub text: Box<str>,
+    pub int: Option<i64>,
+    pub float: Option<f64>,
+    /// The text is a float literal (has `.`, `e` or `p` and is not hex/char).
+    pub is_float_text: bool,
+}

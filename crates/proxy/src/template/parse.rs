@@ -1,0 +1,645 @@
+//! Parser from tokens to the tree in [`super::ast`], with Go's error texts.
+
+use super::ast::{Arg, Branch, BranchKind, Cmd, List, Node, Number, Pipe};
+use super::funcs::Func;
+use super::lex::{Item, Tok, lex};
+
+/// Parses `text` as template `name`; errors carry Go's message without the
+/// `template: name:line: ` prefix, plus the line.
+pub(crate) fn parse(text: &str) -> Result<List, (usize, String)> {
+    let items = lex(text);
+    let mut p = Parser {
+        text,
+        items,
+        i: 0,
+        vars: vec!["$".into()],
+        range_depth: 0,
+        line: 1,
+        action_line: 0,
+    };
+    p.top()
+}
+
+type PResult<T> = Result<T, (usize, String)>;
+
+struct Parser<'a> {
+    text: &'a str,
+    items: Vec<Item>,
+    i: usize,
+    vars: Vec<Box<str>>,
+    range_depth: usize,
+    line: usize,
+    action_line: usize,
+}
+
+/// What ended an item list.
+enum Stop {
+    End,
+    Else,
+    Eof,
+}
+
+/// Go's `item.String()` for error messages.
+fn tok_str(text: &str, it: &Item, next_pos: usize) -> String {
+    match &it.tok {
+        Tok::Eof => "EOF".into(),
+        Tok::Error(m) => m.clone(),
+        Tok::Keyword(k) => format!("<{k}>"),
+        _ => {
+            let raw = &text[it.pos..next_pos.max(it.pos).min(text.len())];
+            let raw = match &it.tok {
+                Tok::Left => "{{",
+                Tok::Right => "}}",
+                _ => raw,
+            };
+            if raw.chars().count() > 10 {
+                let head: String = raw.chars().take(10).collect();
+                format!("{}...", super::printf::go_quote(&head))
+            } else {
+                super::printf::go_quote(raw)
+            }
+        }
+    }
+}
+
+impl Parser<'_> {
+    fn next(&mut self) -> Item {
+        let it = self.items[self.i.min(self.items.len() - 1)].clone();
+        if self.i < self.items.len() - 1 {
+            self.i += 1;
+        }
+        self.line = it.line;
+        it
+    }
+
+    fn peek(&self) -> &Item {
+        &self.items[self.i.min(self.items.len() - 1)]
+    }
+
+    fn next_non_space(&mut self) -> Item {
+        loop {
+            let it = self.next();
+            if it.tok != Tok::Space {
+                return it;
+            }
+        }
+    }
+
+    fn peek_non_space(&mut self) -> Tok {
+        let save = self.i;
+        let it = self.next_non_space();
+        self.i = save;
+        it.tok
+    }
+
+    /// A lexer error, with Go's note on where a multi-line action started.
+    fn lex_err<T>(&self, m: &str, line: usize) -> PResult<T> {
+        if self.action_line != 0 && self.action_line != line {
+            let extra = format!(" in action started at line:{}", self.action_line);
+            let extra = if m.ends_with(" action") {
+                &extra[" in action".len()..]
+            } else {
+                &extra[..]
+            };
+            return Err((line, format!("{m}{extra}")));
+        }
+        Err((line, m.to_string()))
+    }
+
+    fn err<T>(&self, msg: String) -> PResult<T> {
+        Err((self.line, msg))
+    }
+
+    /// Text of a token for messages: from its offset to the next token's.
+    fn token_text(&self, it: &Item) -> String {
+        let idx = self
+            .items
+            .iter()
+            .position(|x| x.pos == it.pos && x.tok == it.tok);
+        let end = idx
+            .and_then(|k| self.items.get(k + 1))
+            .map(|n| n.pos)
+            .unwrap_or(self.text.len());
+        let end = match &it.tok {
+            Tok::Char(c) => it.pos + c.len_utf8(),
+            Tok::Pipe | Tok::Assign | Tok::LParen | Tok::RParen => it.pos + 1,
+            Tok::Declare => it.pos + 2,
+            _ => end,
+        };
+        tok_str(self.text, it, end)
+    }
+
+    fn unexpected<T>(&self, it: &Item, context: &str) -> PResult<T> {
+        if let Tok::Error(m) = &it.tok {
+            return self.lex_err(m, it.line);
+        }
+        self.err(format!("unexpected {} in {}", self.token_text(it), context))
+    }
+
+    fn top(&mut self) -> PResult<List> {
+        let mut list = Vec::new();
+        loop {
+            if self.peek().tok == Tok::Eof {
+                return Ok(list);
+            }
+            match self.text_or_action()? {
+                Ok(n) => list.extend(n),
+                Err(Stop::End) => return self.err("unexpected {{end}}".into()),
+                Err(Stop::Else) => return self.err("unexpected {{else}}".into()),
+                Err(Stop::Eof) => return Ok(list),
+            }
+        }
+    }
+
+    fn item_list(&mut self) -> PResult<(List, Stop)> {
+        let mut list = Vec::new();
+        while self.peek_non_space() != Tok::Eof {
+            match self.text_or_action()? {
+                Ok(n) => list.extend(n),
+                Err(e) => return Ok((list, e)),
+            }
+        }
+        // Surface a pending lexer error rather than EOF.
+        let it = self.next_non_space();
+        if let Tok::Error(m) = &it.tok {
+            return self.lex_err(m, it.line);
+        }
+        self.err("unexpected EOF".into())
+    }
+
+    /// One node, or the end marker of an enclosing list.
+    fn text_or_action(&mut self) -> PResult<Result<Option<Node>, Stop>> {
+        let it = self.next_non_space();
+        match it.tok {
+            Tok::Text(t) => Ok(Ok(Some(Node::Text(t.into_boxed_str())))),
+            Tok::Left => {
+                self.action_line = it.line;
+                let r = self.action();
+                if r.is_ok() {
+                    self.action_line = 0;
+                }
+                r
+            }
+            Tok::Eof => Ok(Err(Stop::Eof)),
+            Tok::Error(m) => self.lex_err(&m, it.line),
+            _ => self.unexpected(&it, "input"),
+        }
+    }
+
+    fn action(&mut self) -> PResult<Result<Option<Node>, Stop>> {
+        if let Tok::Keyword(k) = self.peek_non_space() {
+            self.next_non_space();
+            return match k {
+                "end" => {
+                    self.expect_right("end")?;
+                    Ok(Err(Stop::End))
+                }
+                "else" => {
+                    // `else if` / `else with` leave the keyword pending.
+                    if matches!(self.peek_non_space(), Tok::Keyword("if" | "with")) {
+                        return Ok(Err(Stop::Else));
+                    }
+                    self.expect_right("else")?;
+                    Ok(Err(Stop::Else))
+                }
+                "if" => self.control(BranchKind::If, "if").map(|n| Ok(Some(n))),
+                "with" => self.control(BranchKind::With, "with").map(|n| Ok(Some(n))),
+                "range" => self
+                    .control(BranchKind::Range, "range")
+                    .map(|n| Ok(Some(n))),
+                "break" | "continue" => {
+                    if self.range_depth == 0 {
+                        return self.err(format!("{{{{{k}}}}} outside {{{{range}}}}"));
+                    }
+                    let it = self.next_non_space();
+                    if it.tok != Tok::Right {
+                        return self.unexpected(&it, &format!("{{{{{k}}}}}"));
+                    }
+                    Ok(Ok(Some(if k == "break" {
+                        Node::Break
+                    } else {
+                        Node::Continue
+                    })))
+                }
+                // define/template/block: not used by Loki templates.
+                _ => self.err(format!("unsupported action {{{{{k}}}}}")),
+            };
+        }
+        let pipe = self.pipeline("command", true)?;
+        Ok(Ok(Some(Node::Action(pipe))))
+    }
+
+    fn expect_right(&mut self, context: &str) -> PResult<()> {
+        let it = self.next_non_space();
+        if it.tok != Tok::Right {
+            return self.unexpected(&it, context);
+        }
+        Ok(())
+    }
+
+    fn control(&mut self, kind: BranchKind, context: &str) -> PResult<Node> {
+        let nvars = self.vars.len();
+        let pipe = self.pipeline(context, true)?;
+        if kind == BranchKind::Range {
+            self.range_depth += 1;
+        }
+        let (list, end) = self.item_list()?;
+        if kind == BranchKind::Range {
+            self.range_depth -= 1;
+        }
+        let else_list = match end {
+            Stop::End => None,
+            Stop::Eof => return self.err("unexpected EOF".into()),
+            Stop::Else => {
+                if kind != BranchKind::Range
+                    && let Tok::Keyword(k @ ("if" | "with")) = self.peek_non_space()
+                {
+                    let nested_kind = if k == "if" {
+                        BranchKind::If
+                    } else {
+                        BranchKind::With
+                    };
+                    if (nested_kind == BranchKind::If) != (kind == BranchKind::If) {
+                        let it = self.next_non_space();
+                        return self.unexpected(&it, context);
+                    }
+                    self.next_non_space();
+                    // `{{else if x}}…{{end}}` is `{{else}}{{if x}}…{{end}}{{end}}`.
+                    let nested = self.control(nested_kind, k)?;
+                    Some(vec![nested])
+                } else {
+                    let (else_list, end) = self.item_list()?;
+                    if !matches!(end, Stop::End) {
+                        return self.err("expected end; found {{else}}".into());
+                    }
+                    Some(else_list)
+                }
+            }
+        };
+        self.vars.truncate(nvars);
+        Ok(Node::Branch(Box::new(Branch {
+            kind,
+            pipe,
+            list,
+            else_list,
+        })))
+    }
+
+    /// Parses a pipeline up to `}}` (or `)` when `at_delim` is false).
+    fn pipeline(&mut self, context: &str, at_delim: bool) -> PResult<Pipe> {
+        let mut pipe = Pipe {
+            decl: Vec::new(),
+            is_assign: false,
+            cmds: Vec::new(),
+        };
+        // Declarations.
+        loop {
+            let save = self.i;
+            let v = self.next_non_space();
+            let Tok::Variable(name) = &v.tok else {
+                self.i = save;
+                break;
+            };
+            let after = self.peek().tok.clone();
+            match self.peek_non_space() {
+                t @ (Tok::Assign | Tok::Declare) => {
+                    self.next_non_space();
+                    pipe.is_assign = t == Tok::Assign;
+                    if t == Tok::Assign && !self.vars.iter().any(|x| **x == **name) {
+                        return self.err(format!("undefined variable {name:?}"));
+                    }
+                    pipe.decl.push(name.clone().into_boxed_str());
+                    self.vars.push(name.clone().into_boxed_str());
+                    break;
+                }
+                Tok::Char(',') => {
+                    self.next_non_space();
+                    pipe.decl.push(name.clone().into_boxed_str());
+                    self.vars.push(name.clone().into_boxed_str());
+                    if context == "range" && pipe.decl.len() < 2 {
+                        match self.peek_non_space() {
+                            Tok::Variable(_) | Tok::Right | Tok::RParen => continue,
+                            _ => return self.err("range can only initialize variables".into()),
+                        }
+                    }
+                    return self.err(format!("too many declarations in {context}"));
+                }
+                _ => {
+                    let _ = after;
+                    self.i = save;
+                    break;
+                }
+            }
+        }
+        loop {
+            let it = self.next_non_space();
+            match &it.tok {
+                Tok::Right if at_delim => break,
+                Tok::RParen if !at_delim => break,
+                Tok::Bool(_)
+                | Tok::CharConst(_)
+                | Tok::Dot
+                | Tok::Field(_)
+                | Tok::Ident(_)
+                | Tok::Number(_)
+                | Tok::Nil
+                | Tok::RawStr(_)
+                | Tok::Str(_)
+                | Tok::Variable(_)
+                | Tok::LParen => {
+                    self.i -= 1;
+                    let cmd = self.command()?;
+                    pipe.cmds.push(cmd);
+                }
+                _ => return self.unexpected(&it, context),
+            }
+        }
+        if pipe.cmds.is_empty() {
+            return self.err(format!("missing value for {context}"));
+        }
+        for (i, c) in pipe.cmds.iter().enumerate().skip(1) {
+            if matches!(
+                c.args[0],
+                Arg::Bool(_) | Arg::Dot | Arg::Nil | Arg::Number(_) | Arg::Str(_)
+            ) {
+                return self.err(format!(
+                    "non executable command in pipeline stage {}",
+                    i + 1
+                ));
+            }
+        }
+        Ok(pipe)
+    }
+
+    fn command(&mut self) -> PResult<Cmd> {
+        while self.peek().tok == Tok::Space {
+            self.next();
+        }
+        let pos = self.peek().pos;
+        let mut args = Vec::new();
+        let mut spans = Vec::new();
+        let mut end = pos;
+        loop {
+            while self.peek().tok == Tok::Space {
+                self.next();
+            }
+            if is_term_start(&self.peek().tok) {
+                let start = self.peek().pos;
+                let (op, chain_pos) = self.operand()?;
+                end = self.peek().pos;
+                let src = self.text[start..end.max(start)].trim_end();
+                spans.push((chain_pos.unwrap_or(start), src.into()));
+                args.push(op);
+            }
+            let it = self.next();
+            match &it.tok {
+                Tok::Space => continue,
+                Tok::Right | Tok::RParen => self.i -= 1,
+                Tok::Pipe => {}
+                Tok::Error(m) => return self.lex_err(m, it.line),
+                _ => return self.unexpected(&it, "operand"),
+            }
+            break;
+        }
+        if args.is_empty() {
+            return self.err("empty command".into());
+        }
+        let src = self.text[pos..end.max(pos).min(self.text.len())].trim_end();
+        Ok(Cmd {
+            args,
+            spans,
+            pos,
+            src: src.into(),
+        })
+    }
+
+    /// An operand, and for a chain (`.a.b`, `$x.a`, `(p).a`) Go's node
+    /// position: that of the first chained field.
+    fn operand(&mut self) -> PResult<(Arg, Option<usize>)> {
+        let term = self.term()?;
+        let chain_pos = match &self.peek().tok {
+            Tok::Field(_) => Some(self.peek().pos),
+            _ => None,
+        };
+        let mut fields: Vec<Box<str>> = Vec::new();
+        while let Tok::Field(f) = &self.peek().tok {
+            fields.push(f.clone().into_boxed_str());
+            self.next();
+        }
+        if fields.is_empty() {
+            return Ok((term, None));
+        }
+        let arg = match term {
+            Arg::Field(mut f) => {
+                f.extend(fields);
+                Arg::Field(f)
+            }
+            Arg::Var(v, mut f) => {
+                f.extend(fields);
+                Arg::Var(v, f)
+            }
+            Arg::Paren(p, mut f) => {
+                f.extend(fields);
+                Arg::Paren(p, f)
+            }
+            Arg::Bool(_) | Arg::Str(_) | Arg::Number(_) | Arg::Nil | Arg::Dot => {
+                return self.err(format!(
+                    "unexpected . after term {}",
+                    super::printf::go_quote(&term_text(&term))
+                ));
+            }
+            Arg::Func(_, name) => {
+                return self.err(format!("unexpected . after term {name:?}"));
+            }
+        };
+        Ok((arg, chain_pos))
+    }
+
+    fn term(&mut self) -> PResult<Arg> {
+        let it = self.next_non_space();
+        Ok(match it.tok {
+            Tok::Ident(name) => match Func::lookup(&name) {
+                Some(f) => Arg::Func(f, name.into_boxed_str()),
+                None => return self.err(format!("function {name:?} not defined")),
+            },
+            Tok::Dot => Arg::Dot,
+            Tok::Nil => Arg::Nil,
+            Tok::Variable(name) => {
+                if !self.vars.iter().any(|x| **x == *name) {
+                    return self.err(format!("undefined variable {name:?}"));
+                }
+                Arg::Var(name.into_boxed_str(), Vec::new())
+            }
+            Tok::Field(f) => Arg::Field(vec![f.into_boxed_str()]),
+            Tok::Bool(b) => Arg::Bool(b),
+            Tok::CharConst(s) => match unquote_char(&s) {
+                Some(c) => Arg::Number(Number {
+                    text: s.into_boxed_str(),
+                    int: Some(c as i64),
+                    float: Some(c as i64 as f64),
+                    is_float_text: false,
+                }),
+                None => return self.err(format!("malformed character constant: {s}")),
+            },
+            Tok::Number(s) => match number(&s) {
+                Some(n) => Arg::Number(n),
+                None => return self.err(format!("illegal number syntax: {s:?}")),
+            },
+            Tok::LParen => {
+                let pipe = self.pipeline("parenthesized pipeline", false)?;
+                Arg::Paren(Box::new(pipe), Vec::new())
+            }
+            Tok::Str(s) => match unquote(&s) {
+                Some(u) => Arg::Str(u.into_boxed_str()),
+                None => return self.err("invalid syntax".into()),
+            },
+            Tok::RawStr(s) => Arg::Str(s[1..s.len() - 1].replace('\r', "").into_boxed_str()),
+            Tok::Error(m) => return self.lex_err(&m, it.line),
+            _ => return self.unexpected(&it, "operand"),
+        })
+    }
+}
+
+fn is_term_start(t: &Tok) -> bool {
+    matches!(
+        t,
+        Tok::Bool(_)
+            | Tok::CharConst(_)
+            | Tok::Dot
+            | Tok::Field(_)
+            | Tok::Ident(_)
+            | Tok::Number(_)
+            | Tok::Nil
+            | Tok::RawStr(_)
+            | Tok::Str(_)
+            | Tok::Variable(_)
+            | Tok::LParen
+    )
+}
+
+fn term_text(a: &Arg) -> String {
+    match a {
+        Arg::Bool(b) => b.to_string(),
+        Arg::Str(s) => super::printf::go_quote(s),
+        Arg::Number(n) => n.text.to_string(),
+        Arg::Nil => "nil".into(),
+        Arg::Dot => ".".into(),
+        _ => String::new(),
+    }
+}
+
+/// Go's number classification (`parse.newNumber`).
+fn number(text: &str) -> Option<Number> {
+    if text.ends_with('i') {
+        return None; // complex constants: not supported.
+    }
+    let clean: String = text.chars().filter(|c| *c != '_').collect();
+    let (neg, body) = match clean.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, clean.strip_prefix('+').unwrap_or(&clean)),
+    };
+    let lower = body.to_ascii_lowercase();
+    let radix_int = |s: &str| -> Option<i128> {
+        let (radix, digits) = if let Some(d) = s.strip_prefix("0x") {
+            (16, d)
+        } else if let Some(d) = s.strip_prefix("0o") {
+            (8, d)
+        } else if let Some(d) = s.strip_prefix("0b") {
+            (2, d)
+        } else if s.len() > 1 && s.starts_with('0') {
+            (8, &s[1..])
+        } else {
+            (10, s)
+        };
+        i128::from_str_radix(digits, radix).ok()
+    };
+    let is_hex = lower.starts_with("0x");
+    let is_float_text = !is_hex && body.contains(['.', 'e', 'E', 'p', 'P']);
+    let mut n = Number {
+        text: text.into(),
+        int: None,
+        float: None,
+        is_float_text,
+    };
+    if let Some(v) = radix_int(&lower) {
+        let v = if neg { -v } else { v };
+        n.int = i64::try_from(v).ok();
+        n.float = Some(v as f64);
+        return Some(n);
+    }
+    if is_hex {
+        return None;
+    }
+    let f: f64 = clean.parse().ok()?;
+    n.float = Some(f);
+    if f.fract() == 0.0 && f.abs() < 9.2e18 {
+        n.int = Some(f as i64);
+    }
+    Some(n)
+}
+
+/// Unquotes a Go double-quoted string literal.
+pub(crate) fn unquote(s: &str) -> Option<String> {
+    let inner = s.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let e = chars.next()?;
+        match e {
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'f' => out.push('\x0c'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\x0b'),
+            '\\' => out.push('\\'),
+            '"' => out.push('"'),
+            'x' | 'u' | 'U' => {
+                let n = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let hex: String = (0..n).filter_map(|_| chars.next()).collect();
+                if hex.len() != n {
+                    return None;
+                }
+                let v = u32::from_str_radix(&hex, 16).ok()?;
+                if e == 'x' {
+                    // A byte; only ASCII bytes keep the string valid UTF-8 here.
+                    out.push(char::from_u32(v).filter(|_| v < 0x80).unwrap_or('\u{FFFD}'));
+                } else {
+                    out.push(char::from_u32(v)?);
+                }
+            }
+            '0'..='7' => {
+                let mut v = e.to_digit(8)?;
+                for _ in 0..2 {
+                    v = v * 8 + chars.next()?.to_digit(8)?;
+                }
+                out.push(char::from_u32(v).filter(|_| v < 0x80).unwrap_or('\u{FFFD}'));
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+fn unquote_char(s: &str) -> Option<char> {
+    let inner = s.strip_prefix('\'')?.strip_suffix('\'')?;
+    if inner == "\"" {
+        return Some('"');
+    }
+    if inner == "\\'" {
+        return Some('\'');
+    }
+    let u = unquote(&format!("\"{inner}\""))?;
+    let mut it = u.chars();
+    let c = it.next()?;
+    it.next().is_none().then_some(c)
+}

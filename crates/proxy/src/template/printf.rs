@@ -1,0 +1,545 @@
+//! Go's `fmt` formatting for template values: `print`, `println`, `printf`.
+
+use super::Context;
+use super::value::{Value, write_v};
+
+/// Go's `strconv.Quote`.
+pub(crate) fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\x07' => out.push_str("\\a"),
+            '\x08' => out.push_str("\\b"),
+            '\x0c' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x0b' => out.push_str("\\v"),
+            '\u{FFFD}' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() || c.is_whitespace() && c != ' ' => {
+                if (c as u32) < 0x10000 {
+                    out.push_str(&format!("\\u{:04x}", c as u32));
+                } else {
+                    out.push_str(&format!("\\U{:08x}", c as u32));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Go's `%#U`: `U+0041 'A'`.
+pub(crate) fn unicode_sharp_u(c: char) -> String {
+    if c.is_control() {
+        format!("U+{:04X}", c as u32)
+    } else {
+        format!("U+{:04X} '{c}'", c as u32)
+    }
+}
+
+/// Splits a finite, non-zero `|v|` into decimal digits (no trailing zeros)
+/// and the decimal point position, from Rust's exponent formatting.
+fn digits_of(e_repr: &str) -> (String, i32) {
+    let (mant, exp) = e_repr.split_once('e').unwrap_or((e_repr, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut d: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
+    while d.len() > 1 && d.ends_with('0') {
+        d.pop();
+    }
+    (d, exp + 1)
+}
+
+fn push_e(out: &mut String, digits: &str, dp: i32, frac: usize, upper: bool) {
+    let mut d = digits.to_string();
+    while d.len() < frac + 1 {
+        d.push('0');
+    }
+    out.push_str(&d[..1]);
+    if frac > 0 {
+        out.push('.');
+        out.push_str(&d[1..frac + 1]);
+    }
+    out.push(if upper { 'E' } else { 'e' });
+    let exp = if digits == "0" { 0 } else { dp - 1 };
+    out.push(if exp < 0 { '-' } else { '+' });
+    let a = exp.unsigned_abs();
+    if a < 10 {
+        out.push('0');
+    }
+    out.push_str(&a.to_string());
+}
+
+fn push_f(out: &mut String, digits: &str, dp: i32, frac: usize) {
+    // integer part
+    if dp <= 0 {
+        out.push('0');
+    } else {
+        for i in 0..dp as usize {
+            out.push(digits.as_bytes().get(i).map(|b| *b as char).unwrap_or('0'));
+        }
+    }
+    if frac > 0 {
+        out.push('.');
+        for i in 0..frac as i32 {
+            let idx = dp + i;
+            let c = if idx < 0 {
+                '0'
+            } else {
+                digits
+                    .as_bytes()
+                    .get(idx as usize)
+                    .map(|b| *b as char)
+                    .unwrap_or('0')
+            };
+            out.push(c);
+        }
+    }
+}
+
+/// `strconv.FormatFloat(v, 'g', prec, 64)`; `prec` None is shortest.
+pub(crate) fn fmt_float_g(out: &mut String, v: f64, prec: Option<usize>, upper: bool) {
+    if !v.is_finite() {
+        out.push_str(if v.is_nan() {
+            "NaN"
+        } else if v > 0.0 {
+            "+Inf"
+        } else {
+            "-Inf"
+        });
+        return;
+    }
+    if v.is_sign_negative() {
+        out.push('-');
+    }
+    let a = v.abs();
+    let (digits, dp, shortest) = match prec {
+        None => {
+            let (d, dp) = digits_of(&format!("{a:e}"));
+            (d, dp, true)
+        }
+        Some(p) => {
+            let p = p.max(1);
+            let (d, dp) = digits_of(&format!("{:.*e}", p - 1, a));
+            (d, dp, false)
+        }
+    };
+    let (digits, dp) = if a == 0.0 {
+        ("0".to_string(), 1)
+    } else {
+        (digits, dp)
+    };
+    let nd = digits.len() as i32;
+    let mut p = match prec {
+        None => nd,
+        Some(p) => p.max(1) as i32,
+    };
+    let mut eprec = p;
+    if eprec > nd && nd >= dp {
+        eprec = nd;
+    }
+    if shortest {
+        eprec = 6;
+    }
+    let exp = dp - 1;
+    if exp < -4 || exp >= eprec {
+        if p > nd {
+            p = nd;
+        }
+        push_e(out, &digits, dp, (p - 1).max(0) as usize, upper);
+        return;
+    }
+    if p > dp {
+        p = nd;
+    }
+    push_f(out, &digits, dp, (p - dp).max(0) as usize);
+}
+
+/// `%e` with precision.
+fn fmt_float_e(out: &mut String, v: f64, prec: usize, upper: bool) {
+    if v.is_sign_negative() {
+        out.push('-');
+    }
+    let a = v.abs();
+    let s = format!("{a:.prec$e}");
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    out.push_str(mant);
+    out.push(if upper { 'E' } else { 'e' });
+    let exp: i32 = exp.parse().unwrap_or(0);
+    out.push(if exp < 0 { '-' } else { '+' });
+    if exp.abs() < 10 {
+        out.push('0');
+    }
+    out.push_str(&exp.abs().to_string());
+}
+
+/// `fmt.Sprint`: spaces between operands when neither is a string.
+pub(crate) fn sprint(out: &mut String, args: &[Value<'_>], ctx: &dyn Context) {
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 && !matches!(a, Value::Str(_)) && !matches!(args[i - 1], Value::Str(_)) {
+            out.push(' ');
+        }
+        write_v(out, a, ctx);
+    }
+}
+
+/// `fmt.Sprintln`: always spaces, then a newline.
+pub(crate) fn sprintln(out: &mut String, args: &[Value<'_>], ctx: &dyn Context) {
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        write_v(out, a, ctx);
+    }
+    out.push('\n');
+}
+
+#[derive(Default, Clone, Copy)]
+struct Spec {
+    plus: bool,
+    minus: bool,
+    sharp: bool,
+    space: bool,
+    zero: bool,
+    width: Option<usize>,
+    prec: Option<usize>,
+}
+
+fn pad(out: &mut String, s: &str, spec: &Spec, numeric: bool) {
+    let n = s.chars().count();
+    let w = spec.width.unwrap_or(0);
+    if n >= w {
+        out.push_str(s);
+        return;
+    }
+    let fill = w - n;
+    if spec.minus {
+        out.push_str(s);
+        out.extend(std::iter::repeat_n(' ', fill));
+    } else if spec.zero {
+        // Zeros go after the sign for numbers.
+        let (sign, rest) =
+            if numeric && (s.starts_with('-') || s.starts_with('+') || s.starts_with(' ')) {
+                s.split_at(1)
+            } else {
+                ("", s)
+            };
+        out.push_str(sign);
+        out.extend(std::iter::repeat_n('0', fill));
+        out.push_str(rest);
+    } else {
+        out.extend(std::iter::repeat_n(' ', fill));
+        out.push_str(s);
+    }
+}
+
+fn bad_verb(out: &mut String, verb: char, a: &Value<'_>, ctx: &dyn Context) {
+    out.push_str("%!");
+    out.push(verb);
+    out.push('(');
+    if matches!(a, Value::Nil) {
+        out.push_str("<nil>");
+    } else {
+        out.push_str(a.type_name());
+        out.push('=');
+        write_v(out, a, ctx);
+    }
+    out.push(')');
+}
+
+fn fmt_int(out: &mut String, i: i64, verb: char, spec: &Spec) {
+    let neg = i < 0;
+    let u = i.unsigned_abs();
+    let mut digits = match verb {
+        'd' | 'v' => u.to_string(),
+        'x' => format!("{u:x}"),
+        'X' => format!("{u:X}"),
+        'o' | 'O' => format!("{u:o}"),
+        'b' => format!("{u:b}"),
+        _ => u.to_string(),
+    };
+    if let Some(p) = spec.prec {
+        if p == 0 && u == 0 {
+            digits.clear();
+        }
+        while digits.len() < p {
+            digits.insert(0, '0');
+        }
+    }
+    let mut s = String::new();
+    if neg {
+        s.push('-');
+    } else if spec.plus {
+        s.push('+');
+    } else if spec.space {
+        s.push(' ');
+    }
+    if spec.sharp || verb == 'O' {
+        match verb {
+            'x' => s.push_str("0x"),
+            'X' => s.push_str("0X"),
+            'o' if !digits.starts_with('0') => s.push('0'),
+            'O' => s.push_str("0o"),
+            'b' => s.push_str("0b"),
+            _ => {}
+        }
+    }
+    s.push_str(&digits);
+    let mut sp = *spec;
+    if spec.prec.is_some() {
+        sp.zero = false;
+    }
+    pad(out, &s, &sp, true);
+}
+
+fn fmt_float(out: &mut String, f: f64, verb: char, spec: &Spec) {
+    let mut s = String::new();
+    match verb {
+        'v' | 'g' | 'G' => fmt_float_g(&mut s, f, spec.prec, verb == 'G'),
+        'e' | 'E' => {
+            if f.is_finite() {
+                fmt_float_e(&mut s, f, spec.prec.unwrap_or(6), verb == 'E')
+            } else {
+                fmt_float_g(&mut s, f, None, false)
+            }
+        }
+        _ => {
+            if f.is_finite() {
+                s = format!("{:.*}", spec.prec.unwrap_or(6), f);
+            } else {
+                fmt_float_g(&mut s, f, None, false)
+            }
+        }
+    }
+    if !s.starts_with('-') && !s.starts_with('+') {
+        if spec.plus {
+            s.insert(0, '+');
+        } else if spec.space {
+            s.insert(0, ' ');
+        }
+    } else if s == "+Inf" && !spec.plus {
+        s.remove(0);
+        if spec.space {
+            s.insert(0, ' ');
+        }
+    }
+    let mut sp = *spec;
+    if !f.is_finite() {
+        sp.zero = false;
+    }
+    pad(out, &s, &sp, true);
+}
+
+fn fmt_str(out: &mut String, s: &str, verb: char, spec: &Spec) {
+    match verb {
+        's' | 'v' => {
+            let t: &str = match spec.prec {
+                Some(p) => match s.char_indices().nth(p) {
+                    Some((i, _)) => &s[..i],
+                    None => s,
+                },
+                None => s,
+            };
+            pad(out, t, spec, false);
+        }
+        'q' => {
+            let q = if spec.sharp && !s.contains('`') {
+                format!("`{s}`")
+            } else {
+                go_quote(s)
+            };
+            pad(out, &q, spec, false);
+        }
+        'x' | 'X' => {
+            let mut h = String::new();
+            for (i, b) in s.bytes().enumerate() {
+                if spec.space && i > 0 {
+                    h.push(' ');
+                }
+                if verb == 'x' {
+                    h.push_str(&format!("{b:02x}"));
+                } else {
+                    h.push_str(&format!("{b:02X}"));
+                }
+            }
+            pad(out, &h, spec, false);
+        }
+        _ => {}
+    }
+}
+
+/// Formats one argument with one verb, as `fmt.Printf` does.
+fn fmt_arg(out: &mut String, a: &Value<'_>, verb: char, spec: &Spec, ctx: &dyn Context) {
+    match (a, verb) {
+        (Value::Nil, 'v') => pad(out, "<nil>", spec, false),
+        (Value::Nil, _) => bad_verb(out, verb, a, ctx),
+        (Value::Bool(b), 'v' | 't') => pad(out, if *b { "true" } else { "false" }, spec, false),
+        (Value::Int(i, _), 'v' | 'd' | 'x' | 'X' | 'o' | 'O' | 'b') => fmt_int(out, *i, verb, spec),
+        (Value::Int(i, _), 'c') => {
+            let c = u32::try_from(*i)
+                .ok()
+                .and_then(char::from_u32)
+                .unwrap_or('\u{FFFD}');
+            pad(out, &c.to_string(), spec, false);
+        }
+        (Value::Int(i, _), 'q') => {
+            let c = u32::try_from(*i)
+                .ok()
+                .and_then(char::from_u32)
+                .unwrap_or('\u{FFFD}');
+            let q = go_quote(&c.to_string());
+            let inner = &q[1..q.len() - 1];
+            let inner = if inner == "\\\"" {
+                "\""
+            } else if c == '\'' {
+                "\\'"
+            } else {
+                inner
+            };
+            pad(out, &format!("'{inner}'"), spec, false);
+        }
+        (Value::Int(i, _), 'U') => {
+            let s = format!("U+{i:04X}");
+            pad(out, &s, spec, false);
+        }
+        (Value::Float(f), 'v' | 'g' | 'G' | 'e' | 'E' | 'f' | 'F') => {
+            fmt_float(out, *f, verb, spec)
+        }
+        (Value::Str(s), 'v' | 's' | 'q' | 'x' | 'X') => fmt_str(out, s, verb, spec),
+        (Value::Time(t), 'v' | 's' | 'q') => {
+            let mut s = String::new();
+            t.write_string(&mut s);
+            fmt_str(out, &s, verb, spec);
+        }
+        (Value::List(l), _) if verb != 'T' => {
+            let mut s = String::from("[");
+            for (i, e) in l.iter().enumerate() {
+                if i > 0 {
+                    s.push(' ');
+                }
+                fmt_arg(&mut s, e, verb, &Spec::default(), ctx);
+            }
+            s.push(']');
+            pad(out, &s, spec, false);
+        }
+        (_, 'T') => pad(out, a.type_name(), spec, false),
+        (Value::Map(_) | Value::Labels, 'v' | 's') => {
+            let mut s = String::new();
+            write_v(&mut s, a, ctx);
+            pad(out, &s, spec, false);
+        }
+        _ => bad_verb(out, verb, a, ctx),
+    }
+}
+
+/// `fmt.Sprintf` over template values.
+pub(crate) fn sprintf(out: &mut String, format: &str, args: &[Value<'_>], ctx: &dyn Context) {
+    let b = format.as_bytes();
+    let mut i = 0;
+    let mut argi = 0;
+    while i < b.len() {
+        let start = i;
+        while i < b.len() && b[i] != b'%' {
+            i += 1;
+        }
+        out.push_str(&format[start..i]);
+        if i >= b.len() {
+            break;
+        }
+        i += 1; // '%'
+        let mut spec = Spec::default();
+        while i < b.len() {
+            match b[i] {
+                b'+' => spec.plus = true,
+                b'-' => {
+                    spec.minus = true;
+                    spec.zero = false;
+                }
+                b'#' => spec.sharp = true,
+                b' ' => spec.space = true,
+                b'0' => spec.zero = !spec.minus,
+                _ => break,
+            }
+            i += 1;
+        }
+        // width
+        if i < b.len() && b[i] == b'*' {
+            i += 1;
+            match args.get(argi) {
+                Some(Value::Int(w, _)) => {
+                    if *w < 0 {
+                        spec.minus = true;
+                        spec.zero = false;
+                    }
+                    spec.width = Some(w.unsigned_abs() as usize);
+                }
+                _ => out.push_str("%!(BADWIDTH)"),
+            }
+            argi += 1;
+        } else {
+            let s = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i > s {
+                spec.width = format[s..i].parse().ok();
+            }
+        }
+        if i < b.len() && b[i] == b'.' {
+            i += 1;
+            if i < b.len() && b[i] == b'*' {
+                i += 1;
+                match args.get(argi) {
+                    Some(Value::Int(p, _)) if *p >= 0 => spec.prec = Some(*p as usize),
+                    _ => out.push_str("%!(BADPREC)"),
+                }
+                argi += 1;
+            } else {
+                let s = i;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                spec.prec = Some(format[s..i].parse().unwrap_or(0));
+            }
+        }
+        let Some(verb) = format[i..].chars().next() else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
+        i += verb.len_utf8();
+        if verb == '%' {
+            out.push('%');
+            continue;
+        }
+        match args.get(argi) {
+            None => {
+                out.push_str("%!");
+                out.push(verb);
+                out.push_str("(MISSING)");
+            }
+            Some(a) => fmt_arg(out, a, verb, &spec, ctx),
+        }
+        argi += 1;
+    }
+    if argi < args.len() {
+        out.push_str("%!(EXTRA ");
+        for (k, a) in args[argi..].iter().enumerate() {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            if matches!(a, Value::Nil) {
+                out.push_str("<nil>");
+            } else {
+                out.push_str(a.type_name());
+                out.push('=');
+                write_v(out, a, ctx);
+            }
+        }
+        out.push(')');
+    }
+}
