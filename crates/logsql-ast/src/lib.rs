@@ -32,7 +32,7 @@ mod quote;
 
 pub use error::LowerError;
 pub use filter::{Filter, RangeOp, StreamMatcher, StreamOp};
-pub use lower::{lower_log, lower_selector};
+pub use lower::{loki_order, lower_log, lower_selector};
 pub use metric::{
     MetricPipe, NUMBER_FIELD, RangePlan, StatsFunc, VALUE_FIELD, ValueScale, bucket_offset,
     guard_regex, lower_range,

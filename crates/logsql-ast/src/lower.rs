@@ -43,7 +43,7 @@ pub fn lower_log(expr: &LogExpr) -> Result<LogPlan, LowerError> {
     let mut proxy: Vec<Stage> = Vec::new();
     // Whether an earlier stage may have rewritten the line.
     let mut rewritten = false;
-    for stage in &expr.pipeline {
+    for stage in &loki_order(&expr.pipeline) {
         match stage {
             Stage::LineFilter(lf) if !rewritten && pushable_line(lf) => top.push(line::lower(lf)?),
             Stage::LabelFilter(lf) if proxy.is_empty() && pushable_label(lf) => {
@@ -66,6 +66,37 @@ pub fn lower_log(expr: &LogExpr) -> Result<LogPlan, LowerError> {
         parsed_prefix: None,
         proxy_stages: proxy,
     })
+}
+
+/// The stage order Loki executes (its `reorderStages`): within each run of
+/// stages that ends at a label filter, a `line_format` or an `unpack`, the
+/// line filters move in front of the other stages. So a line filter written
+/// after `| json` or `| decolorize` reads the line as it was before them,
+/// while one after `line_format` or `unpack` reads the rewritten line.
+pub fn loki_order(stages: &[Stage]) -> Vec<Stage> {
+    let mut out = Vec::with_capacity(stages.len());
+    let mut lines: Vec<&Stage> = Vec::new();
+    let mut others: Vec<&Stage> = Vec::new();
+    let flush = |out: &mut Vec<Stage>, lines: &mut Vec<&Stage>, others: &mut Vec<&Stage>| {
+        out.extend(lines.drain(..).cloned());
+        out.extend(others.drain(..).cloned());
+    };
+    for s in stages {
+        match s {
+            Stage::LabelFilter(_) => {
+                flush(&mut out, &mut lines, &mut others);
+                out.push(s.clone());
+            }
+            Stage::LineFilter(_) => lines.push(s),
+            Stage::LineFormat(_) | Stage::Parser(Parser::Unpack) => {
+                others.push(s);
+                flush(&mut out, &mut lines, &mut others);
+            }
+            _ => others.push(s),
+        }
+    }
+    flush(&mut out, &mut lines, &mut others);
+    out
 }
 
 /// Lowers a stream selector alone (for `/labels?query=`, `/series?match[]=`).
@@ -208,6 +239,40 @@ mod tests {
         let p = plan(vec![unpack.clone(), line(LineFilterOp::Contains, &["a"])]);
         assert_eq!(p.query.to_string(), r#"{app="api"}"#);
         assert_eq!(p.proxy_stages.len(), 2);
+    }
+
+    #[test]
+    fn loki_moves_line_filters_before_parsers_and_decolorize() {
+        let json = Stage::Parser(Parser::Json(vec![]));
+        let deco = Stage::Decolorize;
+        let lf = Stage::LabelFilter(LabelFilter::Matcher(m("x", MatchOp::Eq, "v")));
+        let a = line(LineFilterOp::Contains, &["a"]);
+        let b = line(LineFilterOp::Contains, &["b"]);
+        assert_eq!(
+            loki_order(&[
+                json.clone(),
+                deco.clone(),
+                a.clone(),
+                lf.clone(),
+                deco.clone(),
+                b.clone()
+            ]),
+            vec![
+                a.clone(),
+                json.clone(),
+                deco.clone(),
+                lf.clone(),
+                b.clone(),
+                deco.clone()
+            ]
+        );
+        // `| decolorize |= "a"` filters the coloured line, in VictoriaLogs.
+        let p = plan(vec![deco.clone(), a.clone()]);
+        assert_eq!(p.query.to_string(), r#"{app="api"} and _msg:~"a""#);
+        assert_eq!(p.proxy_stages, vec![deco.clone()]);
+        // After a label filter, a decolorized line is read, in the proxy.
+        let p = plan(vec![json.clone(), deco.clone(), lf.clone(), b.clone()]);
+        assert_eq!(p.proxy_stages, vec![json, deco, lf, b]);
     }
 
     #[test]
