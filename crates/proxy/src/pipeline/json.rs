@@ -7,7 +7,11 @@
 
 use std::borrow::Cow;
 
+use super::hints::Hints;
 use super::labels::{Category, EXTRACTED, LabelsBuilder};
+
+/// Internal: a hint filter failed, the line is dropped.
+const DROP: &str = "\0drop";
 
 /// The scanner's error messages, word for word.
 pub(crate) const MALFORMED_JSON: &str = "Malformed JSON error";
@@ -299,17 +303,28 @@ pub struct JsonParser {
 
 impl JsonParser {
     /// Parses `line` into `lbs`; on a fault sets `__error__=JSONParserErr`
-    /// with the scanner's message (labels found before it stay).
-    pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder) {
+    /// with the scanner's message (labels found before it stay). Returns
+    /// `false` when a hint filter drops the line.
+    pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder, hints: &Hints) -> bool {
         self.key.clear();
         let key = &mut self.key;
-        if let Err(e) = walk(line, key, lbs) {
-            lbs.set_err(JSON_PARSER_ERR, Some(e));
+        match walk(line, key, lbs, hints) {
+            Ok(()) => true,
+            Err(DROP) => false,
+            Err(e) => {
+                lbs.set_err(JSON_PARSER_ERR, Some(e));
+                true
+            }
         }
     }
 }
 
-fn walk(obj: &str, key: &mut String, lbs: &mut LabelsBuilder) -> Result<(), &'static str> {
+fn walk(
+    obj: &str,
+    key: &mut String,
+    lbs: &mut LabelsBuilder,
+    hints: &Hints,
+) -> Result<(), &'static str> {
     object_each(obj, &mut |k, v| {
         let len = key.len();
         if !k.trim().is_empty() {
@@ -319,14 +334,22 @@ fn walk(obj: &str, key: &mut String, lbs: &mut LabelsBuilder) -> Result<(), &'st
             append_sanitized(key, &k);
         }
         let r = match v.kind {
-            Kind::Object => walk(v.raw, key, lbs),
+            Kind::Object => walk(v.raw, key, lbs, hints),
             Kind::String | Kind::Number | Kind::Boolean if !key.is_empty() => {
-                let value = scalar_value(v);
                 if lbs.collides(key) {
                     key.push_str(EXTRACTED);
                 }
-                lbs.set(Category::Parsed, key, &value);
-                Ok(())
+                if lbs.extracted(key) {
+                    Ok(())
+                } else {
+                    let value = scalar_value(v);
+                    lbs.set(Category::Parsed, key, &value);
+                    if hints.keep(key, lbs) {
+                        Ok(())
+                    } else {
+                        Err(DROP)
+                    }
+                }
             }
             _ => Ok(()),
         };
@@ -390,7 +413,12 @@ pub fn parse_path(expr: &str) -> Result<Vec<PathStep>, String> {
 
 /// The value at `path` in `s`, if every step exists.
 fn lookup<'a>(s: &'a str, path: &[PathStep]) -> Option<Value<'a>> {
-    let (mut cur, _) = get_value(s, 0).ok()?;
+    let (cur, _) = get_value(s, 0).ok()?;
+    lookup_value(cur, path)
+}
+
+/// The value at `path` below `cur`.
+fn lookup_value<'a>(mut cur: Value<'a>, path: &[PathStep]) -> Option<Value<'a>> {
     for step in path {
         cur = match (step, cur.kind) {
             (PathStep::Key(k), Kind::Object) => {
@@ -445,6 +473,10 @@ impl JsonExpressionParser {
     }
 
     /// Extracts every path of `line` into `lbs`; a missing path yields `""`.
+    ///
+    /// Like jsonparser's `EachKey`, the object is scanned only until every
+    /// path is found, so a line cut short after the wanted keys still yields
+    /// them without an error; a fault met earlier sets `JSONParserErr`.
     pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder) {
         if line.is_empty() {
             return;
@@ -453,8 +485,37 @@ impl JsonExpressionParser {
             lbs.set_err(JSON_PARSER_ERR, None);
             return;
         }
-        for (id, path) in &self.exprs {
-            let Some(v) = lookup(line, path) else {
+        let mut found: Vec<Option<Value<'_>>> = vec![None; self.exprs.len()];
+        if line.as_bytes()[0] == b'{' {
+            let exprs = &self.exprs;
+            let r = object_each(line, &mut |k, v| {
+                for (i, (_, path)) in exprs.iter().enumerate() {
+                    if found[i].is_some() || !matches!(&path[0], PathStep::Key(p) if *p == k) {
+                        continue;
+                    }
+                    found[i] = if path.len() == 1 {
+                        Some(v)
+                    } else {
+                        lookup_value(v, &path[1..])
+                    };
+                }
+                if found.iter().all(Option::is_some) {
+                    Err(DROP)
+                } else {
+                    Ok(())
+                }
+            });
+            match r {
+                Ok(()) | Err(DROP) => {}
+                Err(e) => lbs.set_err(JSON_PARSER_ERR, Some(e)),
+            }
+        } else {
+            for (i, (_, path)) in self.exprs.iter().enumerate() {
+                found[i] = lookup(line, path);
+            }
+        }
+        for ((id, _), v) in self.exprs.iter().zip(found) {
+            let Some(v) = v else {
                 if lbs.get(id).is_none() {
                     lbs.set(Category::Parsed, id, "");
                 }
@@ -478,7 +539,13 @@ impl JsonExpressionParser {
 /// `| unpack`: string members become labels and `_entry` replaces the line.
 ///
 /// Returns the new line when the object holds `_entry`.
-pub fn unpack(line: &str, lbs: &mut LabelsBuilder) -> Option<String> {
+pub fn unpack(
+    line: &str,
+    lbs: &mut LabelsBuilder,
+    hints: &Hints,
+    drop: &mut bool,
+) -> Option<String> {
+    *drop = false;
     if line.is_empty() {
         return None;
     }
@@ -507,6 +574,9 @@ pub fn unpack(line: &str, lbs: &mut LabelsBuilder) -> Option<String> {
         if lbs.collides(&key) {
             key.push_str(EXTRACTED);
         }
+        if lbs.extracted(&key) {
+            return Ok(());
+        }
         let mut name = String::with_capacity(key.len() + 1);
         append_sanitized(&mut name, &key);
         pairs.push((name, string_value(v.raw).into_owned()));
@@ -519,6 +589,10 @@ pub fn unpack(line: &str, lbs: &mut LabelsBuilder) -> Option<String> {
     let entry = entry?;
     for (k, v) in &pairs {
         lbs.set(Category::Parsed, k, v);
+        if !hints.keep(k, lbs) {
+            *drop = true;
+            return Some(entry);
+        }
     }
     Some(entry)
 }
@@ -530,7 +604,7 @@ mod tests {
     fn parse(line: &str, stream: &[(&str, &str)]) -> Vec<(String, String)> {
         let mut b = LabelsBuilder::new();
         b.reset(stream.iter().copied());
-        JsonParser::default().process(line, &mut b);
+        JsonParser::default().process(line, &mut b, &Hints::default());
         let mut v = Vec::new();
         b.for_each(|n, val, c| {
             if c == Category::Parsed {
@@ -604,6 +678,26 @@ mod tests {
             ("x".into(), parse_path("missing").unwrap()),
         ]);
         p.process(r#"{"req":{"method":"GET"},"list":["a","b"]}"#, &mut b);
+        // Found before the fault: no error (jsonparser's EachKey stops early).
+        let mut b = LabelsBuilder::new();
+        b.reset([]);
+        let mut one = JsonExpressionParser::new(vec![("l".into(), parse_path("level").unwrap())]);
+        one.process(r#"{"level":"warn","msg":"cut"#, &mut b);
+        assert_eq!((b.get("l"), b.err()), (Some("warn"), ""));
+        let mut two = JsonExpressionParser::new(vec![
+            ("l".into(), parse_path("level").unwrap()),
+            ("m".into(), parse_path("msg").unwrap()),
+        ]);
+        let mut b = LabelsBuilder::new();
+        b.reset([]);
+        two.process(r#"{"level":"warn","msg":"cut"#, &mut b);
+        assert_eq!(
+            (b.get("l"), b.get("m"), b.err_details()),
+            (Some("warn"), Some(""), MALFORMED_STRING)
+        );
+        let mut b = LabelsBuilder::new();
+        b.reset([]);
+        p.process(r#"{"req":{"method":"GET"},"list":["a","b"]}"#, &mut b);
         assert_eq!(b.get("m"), Some("GET"));
         assert_eq!(b.get("f"), Some("b"));
         assert_eq!(b.get("o"), Some(r#"{"method":"GET"}"#));
@@ -614,9 +708,13 @@ mod tests {
     fn unpack_replaces_the_line() {
         let mut b = LabelsBuilder::new();
         b.reset([("app", "api")]);
+        let mut drop = false;
+        let h = Hints::default();
         let line = unpack(
             r#"{"_entry":"hello \"x\"","app":"a","n":1,"k":"v"}"#,
             &mut b,
+            &h,
+            &mut drop,
         );
         assert_eq!(line.as_deref(), Some("hello \"x\""));
         assert_eq!(b.get("app_extracted"), Some("a"));
@@ -624,7 +722,7 @@ mod tests {
         assert_eq!(b.get("n"), None);
         let mut b = LabelsBuilder::new();
         b.reset([]);
-        assert_eq!(unpack(r#"{"k":"v"}"#, &mut b), None);
+        assert_eq!(unpack(r#"{"k":"v"}"#, &mut b, &h, &mut drop), None);
         assert_eq!(b.get("k"), None, "labels only when _entry exists");
     }
 }

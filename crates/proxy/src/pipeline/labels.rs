@@ -93,6 +93,9 @@ pub struct LabelsBuilder {
     del: Vec<String>,
     err: String,
     err_details: String,
+    /// Parsed names recorded since the entry started (Loki's parser hints
+    /// `RecordExtracted`): later parsers skip these keys.
+    extracted: Slots,
 }
 
 impl LabelsBuilder {
@@ -122,6 +125,13 @@ impl LabelsBuilder {
         self.del.clear();
         self.err.clear();
         self.err_details.clear();
+        self.extracted.clear();
+    }
+
+    /// Whether a parser already produced `name` for this entry; Loki's
+    /// parsers then leave it alone, so the first parser wins.
+    pub fn extracted(&self, name: &str) -> bool {
+        self.extracted.contains(name)
     }
 
     /// Adds structured metadata the way Loki's `Add` does: a name that is a
@@ -210,7 +220,12 @@ impl LabelsBuilder {
                 }
             }
         }
-        self.add[category as usize].set(name, value);
+        let slots = &mut self.add[category as usize];
+        let new = !slots.contains(name);
+        slots.set(name, value);
+        if new && category == Category::Parsed && !self.extracted.contains(name) {
+            self.extracted.set(name, "");
+        }
     }
 
     /// Deletes a label from every category and hides the stream label.

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use super::hints::Hints;
 use super::json::{append_sanitized, unescape};
 use super::labels::{Category, EXTRACTED, LabelsBuilder};
 
@@ -193,10 +194,11 @@ impl LogfmtParser {
         }
     }
 
-    /// Parses `line` into `lbs`.
-    pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder) {
+    /// Parses `line` into `lbs`; `false` when a hint filter drops the line.
+    pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder, hints: &Hints) -> bool {
         if !self.exprs.is_empty() {
-            return self.process_exprs(line, lbs);
+            self.process_exprs(line, lbs);
+            return true;
         }
         let mut dec = Decoder::new(line);
         while !dec.eol() {
@@ -214,18 +216,26 @@ impl LogfmtParser {
             if lbs.collides(&self.key) {
                 self.key.push_str(EXTRACTED);
             }
+            if lbs.extracted(&self.key) {
+                continue;
+            }
             let v = dec.value.as_deref().unwrap_or("");
             if !self.keep_empty && v.is_empty() {
                 continue;
             }
             let v = fix_utf8(v);
             lbs.set(Category::Parsed, &self.key, &v);
+            if !hints.keep(&self.key, lbs) {
+                return false;
+            }
         }
         if self.strict
             && let Some(e) = dec.err
         {
             lbs.set_err(LOGFMT_PARSER_ERR, Some(&e));
+            return hints.keep(super::labels::ERROR, lbs);
         }
+        true
     }
 
     fn process_exprs(&mut self, line: &str, lbs: &mut LabelsBuilder) {
@@ -280,7 +290,7 @@ mod tests {
     fn run(p: &mut LogfmtParser, line: &str) -> Vec<(String, String)> {
         let mut b = LabelsBuilder::new();
         b.reset([("app", "api")]);
-        p.process(line, &mut b);
+        p.process(line, &mut b, &Hints::default());
         let mut v = Vec::new();
         b.for_each(|n, val, c| {
             if c == Category::Parsed {

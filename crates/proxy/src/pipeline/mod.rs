@@ -10,6 +10,7 @@
 
 pub mod encode;
 pub mod format;
+pub mod hints;
 pub mod ip;
 pub mod json;
 pub mod label_filter;
@@ -26,6 +27,7 @@ use logql_parser::{LabelSelector, Parser, Stage};
 use regex::Regex;
 
 use self::format::{LabelFormat, LineFormat};
+use self::hints::Hints;
 use self::json::{JsonExpressionParser, JsonParser};
 use self::label_filter::{LabelPred, StrMatcher};
 use self::labels::{ERROR, ERROR_DETAILS, LabelsBuilder};
@@ -80,10 +82,10 @@ enum Step {
 #[derive(Debug)]
 pub struct Pipeline {
     steps: Vec<Step>,
+    hints: Hints,
     lbs: LabelsBuilder,
     line: String,
     scratch: String,
-    captures: Vec<(usize, usize)>,
 }
 
 fn invalid(e: String) -> PipelineError {
@@ -158,10 +160,10 @@ impl Pipeline {
         }
         Ok(Self {
             steps,
+            hints: Hints::new(stages).map_err(invalid)?,
             lbs: LabelsBuilder::new(),
             line: String::new(),
             scratch: String::new(),
-            captures: Vec::new(),
         })
     }
 
@@ -189,10 +191,22 @@ impl Pipeline {
                         return false;
                     }
                 }
-                Step::Json(p) => p.process(&self.line, lbs),
+                Step::Json(p) => {
+                    if !p.process(&self.line, lbs, &self.hints) {
+                        return false;
+                    }
+                }
                 Step::JsonExpr(p) => p.process(&self.line, lbs),
-                Step::Logfmt(p) => p.process(&self.line, lbs),
-                Step::Regexp(p) => p.process(&self.line, lbs, &mut self.captures),
+                Step::Logfmt(p) => {
+                    if !p.process(&self.line, lbs, &self.hints) {
+                        return false;
+                    }
+                }
+                Step::Regexp(p) => {
+                    if !p.process(&self.line, lbs, &self.hints) {
+                        return false;
+                    }
+                }
                 Step::Pattern(p, names) => {
                     let mut caps = Vec::new();
                     p.captures(&self.line, &mut caps);
@@ -202,12 +216,22 @@ impl Pipeline {
                         if lbs.collides(name) {
                             self.scratch.push_str(labels::EXTRACTED);
                         }
+                        if lbs.extracted(&self.scratch) {
+                            continue;
+                        }
                         lbs.set(labels::Category::Parsed, &self.scratch, value);
+                        if !self.hints.keep(&self.scratch, lbs) {
+                            return false;
+                        }
                     }
                 }
                 Step::Unpack => {
-                    if let Some(entry) = json::unpack(&self.line, lbs) {
+                    let mut drop = false;
+                    if let Some(entry) = json::unpack(&self.line, lbs, &self.hints, &mut drop) {
                         self.line = entry;
+                    }
+                    if drop {
+                        return false;
                     }
                 }
                 Step::Label(p) => {
@@ -386,6 +410,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(line, "the inner line");
+    }
+
+    #[test]
+    fn parser_hints_and_first_parser_wins() {
+        // Loki evaluates `level="ERROR"` when logfmt sets level=error and
+        // drops the line, although label_format would have made it match.
+        let q = r#"{app="api"} | logfmt | label_format level=`{{ToUpper .level}}` | level="ERROR""#;
+        assert!(run(q, "level=error").is_none());
+        let q = r#"{app="api"} | logfmt | label_format lvl=`{{ToUpper .level}}` | lvl="ERROR""#;
+        assert!(run(q, "level=error").is_some());
+        // A key already extracted is left alone by later parsers.
+        let (_, labels) = run(r#"{app="api"} | json | logfmt"#, r#"{"level":"a"}"#).unwrap();
+        assert!(labels.contains(&l("level", "a", Category::Parsed)));
+        let (_, labels) = run(r#"{app="api"} | logfmt"#, "level=a level=b").unwrap();
+        assert!(labels.contains(&l("level", "a", Category::Parsed)));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use regex::Regex;
 
+use super::hints::Hints;
 use super::labels::{Category, EXTRACTED, LabelsBuilder};
 
 /// A compiled `regexp` parser.
@@ -42,20 +43,27 @@ impl RegexpParser {
 
     /// Extracts the groups of the first match; no match sets nothing (the
     /// entry is kept). A group that did not take part yields `""`.
-    pub fn process(&self, line: &str, lbs: &mut LabelsBuilder, _scratch: &mut Vec<(usize, usize)>) {
+    /// `false` when a hint filter drops the line.
+    pub fn process(&self, line: &str, lbs: &mut LabelsBuilder, hints: &Hints) -> bool {
         let Some(caps) = self.re.captures(line) else {
-            return;
+            return true;
         };
+        let mut key = String::new();
         for (i, name) in &self.names {
             let value = caps.get(*i).map_or("", |m| m.as_str());
+            key.clear();
+            key.push_str(name);
             if lbs.collides(name) {
-                let mut k = String::with_capacity(name.len() + EXTRACTED.len());
-                k.push_str(name);
-                k.push_str(EXTRACTED);
-                lbs.set(Category::Parsed, &k, value);
-            } else {
-                lbs.set(Category::Parsed, name, value);
+                key.push_str(EXTRACTED);
+            }
+            if lbs.extracted(&key) {
+                continue;
+            }
+            lbs.set(Category::Parsed, &key, value);
+            if !hints.keep(&key, lbs) {
+                return false;
             }
         }
+        true
     }
 }
