@@ -92,16 +92,8 @@ fn fold(op: VectorOp, grouping: Option<&Grouping>, m: &Matrix, grid: &Grid) -> M
                     match op {
                         VectorOp::Sum => a.value += v,
                         VectorOp::Count => a.value += 1.0,
-                        VectorOp::Max => {
-                            if a.value < v || a.value.is_nan() {
-                                a.value = v;
-                            }
-                        }
-                        VectorOp::Min => {
-                            if a.value > v || a.value.is_nan() {
-                                a.value = v;
-                            }
-                        }
+                        VectorOp::Max if a.value < v || a.value.is_nan() => a.value = v,
+                        VectorOp::Min if a.value > v || a.value.is_nan() => a.value = v,
                         VectorOp::Avg => a.mean += v / a.count - a.mean / a.count,
                         VectorOp::Stddev | VectorOp::Stdvar => {
                             let delta = v - a.mean;

@@ -11,7 +11,7 @@ pub enum EngineError {
     TooManySeries(usize),
     /// An unwrapped value failed Loki's conversion and no filter drops it.
     #[error(
-        "pipeline error: 'SampleExtractionErr' for series: '{0}'.\nUse a label filter to intentionally skip this error. (e.g | __error__!=\"SampleExtractionErr\").\nTo skip all potential errors you can match empty errors.(e.g __error__=\"\")\nThe label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )\n"
+        "pipeline error: 'SampleExtractionErr' for series: '{0}'.\nUse a label filter to intentionally skip this error. (e.g | __error__!=\"SampleExtractionErr\").\nTo skip all potential errors you can match empty errors.(e.g __error__=\"\")\nThe label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )"
     )]
     SampleExtraction(String),
     /// Vector matching found several series for one match group.

@@ -76,11 +76,14 @@ fn walk<'a>(expr: &'a MetricExpr, parent: Option<Need>, out: &mut Vec<RangeInput
 
 /// Range functions whose value over merged series is the sum of the values.
 fn additive(r: &RangeAggregation) -> bool {
-    match r.op {
-        RangeOp::CountOverTime | RangeOp::BytesOverTime | RangeOp::BytesRate => true,
-        RangeOp::Rate | RangeOp::SumOverTime => true,
-        _ => false,
-    }
+    matches!(
+        r.op,
+        RangeOp::CountOverTime
+            | RangeOp::BytesOverTime
+            | RangeOp::BytesRate
+            | RangeOp::Rate
+            | RangeOp::SumOverTime
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,32 @@
+//! The series limit of metric answers (a process-wide setting, so its own test binary).
+
+mod http_common;
+
+use axum::http::StatusCode;
+use http_common::*;
+
+#[tokio::test]
+async fn more_series_than_the_limit_is_lokis_error_not_a_cut() {
+    proxy::handler::metric::set_max_query_series(2);
+    let rows: String = (0..3)
+        .map(|i| format!("{{\"_time\":\"1970-01-01T00:01:00.000000001Z\",\"app\":\"a{i}\",\"__lokivl_c\":\"1\"}}\n"))
+        .collect();
+    let h = harness(vec![("/select/logsql/query", Canned::ok(&rows))]).await;
+    let u = format!(
+        "{}/loki/api/v1/query?{}",
+        h.base,
+        qs(&[
+            (
+                "query",
+                r#"sum by (app) (count_over_time({app=~"a.+"}[1m]))"#
+            ),
+            ("time", "120000000000")
+        ])
+    );
+    let a = get(&u).await;
+    let text = a.assert_error(StatusCode::BAD_REQUEST);
+    assert_eq!(
+        text.trim_end(),
+        "maximum number of series (2) reached for a single query; consider reducing query cardinality by adding more specific stream selectors, reducing the time range, or aggregating results with functions like sum(), count() or topk()"
+    );
+}
