@@ -14,6 +14,7 @@ mod duration;
 mod error;
 mod grammar;
 mod lexer;
+mod limits;
 mod names;
 mod pretty;
 mod print;
@@ -25,6 +26,7 @@ mod validate;
 pub use ast::*;
 pub use duration::Duration;
 pub use error::ParseError;
+pub use limits::{MAX_NESTING_DEPTH, MAX_OPERATORS};
 pub use pretty::prettify;
 pub use validate::EMPTY_MATCHERS;
 
@@ -64,6 +66,7 @@ pub fn parse_unvalidated(input: &str) -> Result<Expr, ParseError> {
         // Loki reports end of input at line 0, col 0, which prints without a position.
         return Err(ParseError::Semantic("syntax error: unexpected $end".into()));
     }
+    limits::check_nesting(input)?;
     pest::set_call_limit(std::num::NonZeroUsize::new(CALL_LIMIT));
     // Track literal tokens too, so the error position is the farthest token reached.
     pest::set_error_detail(true);
@@ -75,6 +78,7 @@ pub fn parse_unvalidated(input: &str) -> Result<Expr, ParseError> {
         let farthest = e.parse_attempts().map_or(pos, |a| a.max_position.max(pos));
         syntax_error::syntax_error(input, farthest)
     })?;
+    limits::check_operators(&pairs)?;
     let root = pairs
         .next()
         .ok_or_else(|| ParseError::Semantic("empty query".into()))?;

@@ -154,6 +154,8 @@ fn fold(op: BinaryOp, a: f64, b: f64) -> f64 {
         BinaryOp::Add => a + b,
         BinaryOp::Sub => a - b,
         BinaryOp::Mul => a * b,
+        // Loki answers NaN for any division or modulo by zero (not ±Inf).
+        BinaryOp::Div | BinaryOp::Mod if b == 0.0 => f64::NAN,
         BinaryOp::Div => a / b,
         BinaryOp::Mod => a % b,
         BinaryOp::Pow => a.powf(b),
