@@ -159,10 +159,50 @@ pub(crate) fn object_each<'a>(
     s: &'a str,
     f: &mut dyn FnMut(Cow<'a, str>, Value<'a>) -> Result<(), &'static str>,
 ) -> Result<(), &'static str> {
+    object_scan(s, None, f)
+}
+
+/// [`object_each`], or with `wanted` set, jsonparser's `EachKey` leniency:
+/// a fault in the structure, or in the value of a member `wanted` rejects,
+/// ends the scan quietly; only a wanted member's bad value is an error.
+fn object_scan<'a>(
+    s: &'a str,
+    wanted: Option<&dyn Fn(&str) -> bool>,
+    f: &mut dyn FnMut(Cow<'a, str>, Value<'a>) -> Result<(), &'static str>,
+) -> Result<(), &'static str> {
+    match object_scan_inner(s, wanted, f) {
+        Ok(()) => Ok(()),
+        Err(Fault::Callback(e) | Fault::WantedValue(e)) => Err(e),
+        Err(Fault::Scan(_)) if wanted.is_some() => Ok(()),
+        Err(Fault::Scan(e)) => Err(e),
+    }
+}
+
+/// Where a scan stopped.
+enum Fault {
+    /// The callback asked to stop.
+    Callback(&'static str),
+    /// A wanted member's value is malformed.
+    WantedValue(&'static str),
+    /// Any other malformed JSON.
+    Scan(&'static str),
+}
+
+impl From<&'static str> for Fault {
+    fn from(e: &'static str) -> Self {
+        Fault::Scan(e)
+    }
+}
+
+fn object_scan_inner<'a>(
+    s: &'a str,
+    wanted: Option<&dyn Fn(&str) -> bool>,
+    f: &mut dyn FnMut(Cow<'a, str>, Value<'a>) -> Result<(), &'static str>,
+) -> Result<(), Fault> {
     let d = s.as_bytes();
     let mut off = next_token(d, 0).ok_or(MALFORMED_OBJECT)?;
     if d[off] != b'{' {
-        return Err(MALFORMED_OBJECT);
+        return Err(Fault::Scan(MALFORMED_OBJECT));
     }
     off = next_token(d, off + 1).ok_or(MALFORMED_JSON)?;
     if d[off] == b'}' {
@@ -172,7 +212,7 @@ pub(crate) fn object_each<'a>(
         match d[off] {
             b'"' => off += 1,
             b'}' => return Ok(()),
-            _ => return Err(MALFORMED_OBJECT),
+            _ => return Err(Fault::Scan(MALFORMED_OBJECT)),
         }
         let (end, escaped) = string_end(d, off).ok_or(MALFORMED_JSON)?;
         let raw_key = &s[off..end - 1];
@@ -184,21 +224,25 @@ pub(crate) fn object_each<'a>(
         };
         off = next_token(d, off).ok_or(MALFORMED_JSON)?;
         if d[off] != b':' {
-            return Err(MALFORMED_JSON);
+            return Err(Fault::Scan(MALFORMED_JSON));
         }
         off += 1;
-        let (value, end) = get_value(s, off)?;
-        f(key, value)?;
+        let (value, end) = match get_value(s, off) {
+            Ok(v) => v,
+            Err(e) if wanted.is_some_and(|w| w(&key)) => return Err(Fault::WantedValue(e)),
+            Err(e) => return Err(Fault::Scan(e)),
+        };
+        f(key, value).map_err(Fault::Callback)?;
         off = end;
         off = next_token(d, off).ok_or(MALFORMED_ARRAY)?;
         match d[off] {
             b'}' => return Ok(()),
             b',' => off += 1,
-            _ => return Err(MALFORMED_OBJECT),
+            _ => return Err(Fault::Scan(MALFORMED_OBJECT)),
         }
         off = next_token(d, off).ok_or(MALFORMED_ARRAY)?;
     }
-    Err(MALFORMED_OBJECT)
+    Err(Fault::Scan(MALFORMED_OBJECT))
 }
 
 /// Unescapes a JSON string body; `None` on an invalid escape.
@@ -488,7 +532,12 @@ impl JsonExpressionParser {
         let mut found: Vec<Option<Value<'_>>> = vec![None; self.exprs.len()];
         if line.as_bytes()[0] == b'{' {
             let exprs = &self.exprs;
-            let r = object_each(line, &mut |k, v| {
+            let wanted = |k: &str| {
+                exprs
+                    .iter()
+                    .any(|(_, p)| matches!(&p[0], PathStep::Key(x) if x == k))
+            };
+            let r = object_scan(line, Some(&wanted), &mut |k, v| {
                 for (i, (_, path)) in exprs.iter().enumerate() {
                     if found[i].is_some() || !matches!(&path[0], PathStep::Key(p) if *p == k) {
                         continue;
