@@ -226,9 +226,10 @@ impl IntoResponse for ApiError {
 
 /// A Loki-style plain-text response (errors, `/ready`, 404).
 ///
-/// Loki writes these with Go's `http.Error`, which appends a newline; so does lokivl.
-pub fn text_response(status: StatusCode, mut body: String) -> Response {
-    body.push('\n');
+/// The body is sent as given. Loki writes query errors with `fmt.Fprint`
+/// (no trailing newline), while `/ready` and the 404 page go through Go's
+/// `http.Error`, which appends one; callers of those add the newline.
+pub fn text_response(status: StatusCode, body: String) -> Response {
     let mut resp = (status, body).into_response();
     let headers = resp.headers_mut();
     headers.insert(

@@ -28,8 +28,8 @@ pub async fn buildinfo() -> Response {
 /// `GET /ready`: ready only when VictoriaLogs answers its health check.
 pub async fn ready(State(state): State<AppState>) -> Response {
     match state.backend.get(Endpoint::Health).await {
-        Ok(_) => text_response(StatusCode::OK, "ready".to_owned()),
-        Err(e) => text_response(StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {e}")),
+        Ok(_) => text_response(StatusCode::OK, "ready\n".to_owned()),
+        Err(e) => text_response(StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {e}\n")),
     }
 }
 
@@ -60,5 +60,5 @@ pub async fn push() -> Response {
 
 /// Any unknown path, with Go's `http.NotFound` text as Loki answers.
 pub async fn not_found() -> Response {
-    text_response(StatusCode::NOT_FOUND, "404 page not found".to_owned())
+    text_response(StatusCode::NOT_FOUND, "404 page not found\n".to_owned())
 }
