@@ -1,7 +1,10 @@
 //! Command-line and environment configuration, validated once into [`Settings`].
 //!
 //! Every flag can also be set through a `LOKIVL_*` environment variable so the
-//! proxy runs unchanged in containers.
+//! proxy runs unchanged in containers, or in a YAML file ([`file`]) given
+//! with `--config-file`. Precedence: flag > variable > file > default.
+
+pub mod file;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,6 +23,9 @@ use crate::limits::Limits;
     about = "Loki's HTTP API on top of VictoriaLogs"
 )]
 pub struct Config {
+    /// YAML file with settings (keys are the flag names); flags and variables override it.
+    #[arg(long, env = "LOKIVL_CONFIG_FILE")]
+    pub config_file: Option<PathBuf>,
     /// Address the Loki API listens on.
     #[arg(long, env = "LOKIVL_LISTEN", default_value = "0.0.0.0:3100")]
     pub listen: SocketAddr,
@@ -199,6 +205,59 @@ impl BackendUrl {
 }
 
 impl Config {
+    /// Parses `args` (argv, program name first), the environment and `--config-file`.
+    ///
+    /// The file fills only the settings that neither `args` nor a `LOKIVL_*`
+    /// variable set, by re-parsing with the file's values placed before `args`.
+    ///
+    /// # Errors
+    /// A [`clap::Error`] (printed and exited on by `main`) for bad flags or a bad file.
+    pub fn load<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::parser::ValueSource;
+        use clap::{CommandFactory as _, FromArgMatches as _, Parser as _};
+        let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        let mut cmd = Self::command();
+        let matches = cmd.try_get_matches_from_mut(&args)?;
+        let first = Self::from_arg_matches(&matches)?;
+        let Some(path) = &first.config_file else {
+            return Ok(first);
+        };
+        let known = |id: &str| cmd.get_arguments().any(|a| a.get_id() == id);
+        let entries = file::read(path, known)
+            .map_err(|e| cmd.error(clap::error::ErrorKind::InvalidValue, e.to_string()))?;
+        let mut merged: Vec<std::ffi::OsString> = args.iter().take(1).cloned().collect();
+        for (id, value) in entries {
+            if matches.value_source(&id) != Some(ValueSource::DefaultValue) {
+                continue; // set on the command line or in the environment
+            }
+            let is_switch = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == id.as_str())
+                .is_some_and(|a| !a.get_action().takes_values());
+            let long = id.replace('_', "-");
+            if is_switch {
+                match value.as_str() {
+                    "true" => merged.push(format!("--{long}").into()),
+                    "false" => {}
+                    _ => {
+                        return Err(cmd.error(
+                            clap::error::ErrorKind::InvalidValue,
+                            format!("config file {}: {id} must be true or false", path.display()),
+                        ));
+                    }
+                }
+            } else {
+                merged.push(format!("--{long}={value}").into());
+            }
+        }
+        merged.extend(args.iter().skip(1).cloned());
+        Self::try_parse_from(merged)
+    }
+
     /// Checks the flags once so the request path never sees invalid settings.
     ///
     /// # Errors
@@ -468,6 +527,36 @@ mod tests {
         assert_eq!(s.backend_options.breaker_failures, 5);
         let neg = Config::try_parse_from(["lokivl", "--tenant-rate=-1"]).unwrap();
         assert_eq!(neg.validate().unwrap_err(), ConfigError::Rate);
+    }
+
+    #[test]
+    fn config_file_fills_only_unset_settings() {
+        let dir = std::env::temp_dir().join(format!("lokivl-yaml-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("lokivl.yaml");
+        std::fs::write(
+            &path,
+            "listen: 127.0.0.1:4100\nbackend_timeout: 2m\nenable-push: true\ntenant_rate: 2.5\n",
+        )
+        .unwrap();
+        let p = path.to_str().unwrap();
+        let c = Config::load(["lokivl", "--config-file", p, "--backend-timeout", "5s"]).unwrap();
+        assert_eq!(c.listen.port(), 4100);
+        // The flag beats the file.
+        assert_eq!(c.backend_timeout, Duration::from_secs(5));
+        assert!(c.enable_push);
+        assert_eq!(c.tenant_rate, 2.5);
+        std::fs::write(&path, "listn: x\n").unwrap();
+        let err = Config::load(["lokivl", "--config-file", p]).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown setting \"listn\""),
+            "{err}"
+        );
+        std::fs::write(&path, "enable_push: maybe\n").unwrap();
+        assert!(Config::load(["lokivl", "--config-file", p]).is_err());
+        std::fs::write(&path, "max_inflight: many\n").unwrap();
+        assert!(Config::load(["lokivl", "--config-file", p]).is_err());
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -5,14 +5,12 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use anyhow::Context as _;
-use clap::Parser as _;
 use proxy::config::{Config, LogFormat};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> anyhow::Result<()> {
-    let settings = Config::parse()
-        .validate()
-        .context("invalid configuration")?;
+    let config = Config::load(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    let settings = config.validate().context("invalid configuration")?;
     let filter = EnvFilter::try_new(&settings.log_level).context("invalid --log-level")?;
     match settings.log_format {
         LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),

@@ -22,11 +22,11 @@ const RECOVERY_BOUND: Duration = Duration::from_secs(5);
 async fn recovers(base: &str) -> Duration {
     let started = Instant::now();
     loop {
-        if let Some(a) = get(&query_url(base), &[], Duration::from_secs(2)).await {
-            if a.status == 200 {
-                assert!(a.body.contains("hello"), "{}", a.body);
-                return started.elapsed();
-            }
+        if let Some(a) = get(&query_url(base), &[], Duration::from_secs(2)).await
+            && a.status == 200
+        {
+            assert!(a.body.contains("hello"), "{}", a.body);
+            return started.elapsed();
         }
         assert!(
             started.elapsed() < RECOVERY_BOUND,
