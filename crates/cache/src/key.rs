@@ -92,6 +92,7 @@ impl fmt::Debug for CredentialFingerprint {
 pub struct CacheKey {
     tenant: Box<str>,
     encoding: Encoding,
+    flags: Box<str>,
     credentials: CredentialFingerprint,
     endpoint: Box<str>,
     request: Box<str>,
@@ -102,6 +103,7 @@ impl CacheKey {
     pub fn new(
         tenant: impl Into<Box<str>>,
         encoding: Encoding,
+        flags: impl Into<Box<str>>,
         credentials: CredentialFingerprint,
         endpoint: impl Into<Box<str>>,
         request: impl Into<Box<str>>,
@@ -109,6 +111,7 @@ impl CacheKey {
         Self {
             tenant: tenant.into(),
             encoding,
+            flags: flags.into(),
             credentials,
             endpoint: endpoint.into(),
             request: request.into(),
@@ -125,7 +128,14 @@ impl CacheKey {
         self.encoding
     }
 
-    /// The fingerprint of the forwarded credentials.
+    /// The response-shape flags the client asked for (Loki's
+    /// `X-Loki-Response-Encoding-Flags`): a 2-tuple answer must never be
+    /// served to a client that asked for 3-tuples, or the reverse.
+    pub fn flags(&self) -> &str {
+        &self.flags
+    }
+
+    /// The fingerprint of the caller's credentials.
     pub fn credentials(&self) -> CredentialFingerprint {
         self.credentials
     }
@@ -143,7 +153,11 @@ impl CacheKey {
     /// Approximate heap and inline bytes the key occupies, counted towards
     /// the byte bound so many small entries with long keys stay bounded too.
     pub(crate) fn weight(&self) -> usize {
-        mem::size_of::<Self>() + self.tenant.len() + self.endpoint.len() + self.request.len()
+        mem::size_of::<Self>()
+            + self.tenant.len()
+            + self.flags.len()
+            + self.endpoint.len()
+            + self.request.len()
     }
 }
 
@@ -152,7 +166,14 @@ mod tests {
     use super::*;
 
     fn key(tenant: &str, enc: Encoding, creds: CredentialFingerprint) -> CacheKey {
-        CacheKey::new(tenant, enc, creds, "/loki/api/v1/labels", "start=1&end=2")
+        CacheKey::new(
+            tenant,
+            enc,
+            "",
+            creds,
+            "/loki/api/v1/labels",
+            "start=1&end=2",
+        )
     }
 
     #[test]
@@ -162,6 +183,17 @@ mod tests {
         assert_eq!(base, key("a", Encoding::Identity, none));
         assert_ne!(base, key("b", Encoding::Identity, none));
         assert_ne!(base, key("a", Encoding::Gzip, none));
+        assert_ne!(
+            base,
+            CacheKey::new(
+                "a",
+                Encoding::Identity,
+                "categorize-labels",
+                none,
+                "/loki/api/v1/labels",
+                "start=1&end=2"
+            )
+        );
         assert_ne!(
             base,
             key(
@@ -175,6 +207,7 @@ mod tests {
             CacheKey::new(
                 "a",
                 Encoding::Identity,
+                "",
                 none,
                 "/loki/api/v1/series",
                 "start=1&end=2"
@@ -185,6 +218,7 @@ mod tests {
             CacheKey::new(
                 "a",
                 Encoding::Identity,
+                "",
                 none,
                 "/loki/api/v1/labels",
                 "start=1&end=3"
@@ -216,8 +250,8 @@ mod tests {
     #[test]
     fn weight_grows_with_key_text() {
         let none = CredentialFingerprint::none();
-        let short = CacheKey::new("a", Encoding::Identity, none, "/e", "q");
-        let long = CacheKey::new("a", Encoding::Identity, none, "/e", "q".repeat(100));
+        let short = CacheKey::new("a", Encoding::Identity, "", none, "/e", "q");
+        let long = CacheKey::new("a", Encoding::Identity, "", none, "/e", "q".repeat(100));
         assert_eq!(long.weight() - short.weight(), 99);
     }
 }

@@ -24,6 +24,7 @@
 //! let key = CacheKey::new(
 //!     "tenant-a",
 //!     Encoding::Identity,
+//!     "categorize-labels",
 //!     CredentialFingerprint::none(),
 //!     "/loki/api/v1/labels",
 //!     "start=0&end=3600",

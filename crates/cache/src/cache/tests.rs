@@ -21,6 +21,7 @@ fn key_for(tenant: &str, request: &str) -> CacheKey {
     CacheKey::new(
         tenant,
         Encoding::Identity,
+        "",
         CredentialFingerprint::none(),
         "/loki/api/v1/query_range",
         request,
@@ -348,6 +349,7 @@ async fn tenants_and_credentials_never_share_entries() {
     let with_creds = CacheKey::new(
         "tenant-a",
         Encoding::Identity,
+        "",
         CredentialFingerprint::of([b"Bearer user2".as_slice()]),
         "/loki/api/v1/query_range",
         same_request,
