@@ -8,8 +8,10 @@ use crate::error::ParseError;
 use crate::grammar::Rule;
 
 /// Deepest bracket nesting accepted (`(`, `[`, `{` outside strings).
-/// Loki has no such limit; real queries stay far below it.
-pub const MAX_NESTING_DEPTH: usize = 256;
+/// Loki has no such limit; real queries stay far below it. At this depth the
+/// most stack-hungry shape (nested aggregations) still fits a 2 MiB thread
+/// stack in a debug build (it overflows near 190), so tokio workers are safe.
+pub const MAX_NESTING_DEPTH: usize = 128;
 
 /// Most binary operators plus label-filter terms accepted in one query; a
 /// chain of them is one tree level per operator.
@@ -95,7 +97,7 @@ mod tests {
         let deep = format!("({ok})");
         assert_eq!(
             crate::parse(&deep).map_err(|e| e.to_string()),
-            Err("parse error : query nesting too deep: more than 256 levels of brackets".into())
+            Err("parse error : query nesting too deep: more than 128 levels of brackets".into())
         );
         // Brackets inside strings, raw strings and comments do not count.
         let quoted = format!(
@@ -105,6 +107,31 @@ mod tests {
             "{".repeat(999)
         );
         assert!(crate::parse(&quoted).is_ok());
+    }
+
+    #[test]
+    fn deepest_accepted_nesting_fits_the_stack() {
+        // Runs on a test thread (2 MiB stack, debug build): the limit must keep
+        // every kind of recursion well inside it.
+        let d = MAX_NESTING_DEPTH - 3;
+        let sums = format!("{}rate({{a=\"b\"}}[5m]){}", "sum(".repeat(d), ")".repeat(d));
+        assert!(crate::parse(&sums).is_ok());
+        let filters = format!("{{a=\"b\"}} | {}x=1{}", "(".repeat(d), ")".repeat(d));
+        assert!(crate::parse(&filters).is_ok());
+        let ranges = format!(
+            "count_over_time({}{{a=\"b\"}} | json{}[5m])",
+            "(".repeat(d),
+            ")".repeat(d)
+        );
+        let _ = crate::parse(&ranges);
+        let replaces = format!(
+            "{}rate({{a=\"b\"}}[5m]){}",
+            "label_replace(".repeat(d),
+            ",\"a\",\"b\",\"c\",\"d\")".repeat(d)
+        );
+        assert!(crate::parse(&replaces).is_ok());
+        let pretty = crate::parse(&sums).map(|e| crate::prettify(&e));
+        assert!(pretty.is_ok_and(|p| p.lines().count() > d));
     }
 
     #[test]
