@@ -234,7 +234,8 @@ impl Display for LabelFilter {
                 if m.value.contains('`') {
                     m.fmt(f)
                 } else {
-                    write!(f, "{}{}`{}`", label_name(&m.name), m.op, m.value)
+                    // Loki prints this form with the bare name, even a Unicode one.
+                    write!(f, "{}{}`{}`", m.name, m.op, m.value)
                 }
             }
             LabelFilter::Matcher(m) => m.fmt(f),
