@@ -231,7 +231,10 @@ impl Config {
             .map_err(|e| cmd.error(clap::error::ErrorKind::InvalidValue, e.to_string()))?;
         let mut merged: Vec<std::ffi::OsString> = args.iter().take(1).cloned().collect();
         for (id, value) in entries {
-            if matches.value_source(&id) != Some(ValueSource::DefaultValue) {
+            if matches!(
+                matches.value_source(&id),
+                Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+            ) {
                 continue; // set on the command line or in the environment
             }
             let is_switch = cmd
