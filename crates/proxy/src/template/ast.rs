@@ -55,6 +55,9 @@ pub(crate) struct Cmd {
     pub pos: usize,
     /// Source text of the command, for Go-style error context.
     pub src: Box<str>,
+    /// The compiled pattern when this is `regexReplaceAll`/`count`/… with a
+    /// literal pattern: Go compiles it per call, we compile it once.
+    pub re: Option<Result<regex::Regex, String>>,
 }
 
 /// An operand.

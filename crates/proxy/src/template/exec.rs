@@ -23,17 +23,17 @@ pub(crate) struct ExecErr {
 
 type X<T> = Result<T, ExecErr>;
 
-pub(crate) struct State<'a, 't> {
+pub(crate) struct State<'a> {
     pub ctx: &'a dyn Context,
-    pub vars: Vec<(&'t str, Value<'a>)>,
-    pub cmd: Option<&'t Cmd>,
+    pub vars: Vec<(&'a str, Value<'a>)>,
+    pub cmd: Option<&'a Cmd>,
     pub depth: usize,
     /// Go's "current node" (`state.at`): the last node evaluated, which
     /// Go's error texts point at.
-    pub at: (usize, &'t str),
+    pub at: (usize, &'a str),
 }
 
-impl<'a, 't> State<'a, 't> {
+impl<'a> State<'a> {
     /// Fails at the current node.
     fn fail<T>(&self, msg: impl Into<String>) -> X<T> {
         Err(ExecErr {
@@ -55,11 +55,11 @@ impl<'a, 't> State<'a, 't> {
         }
     }
 
-    pub(crate) fn run(&mut self, list: &'t List, dot: &Value<'a>, out: &mut String) -> X<()> {
+    pub(crate) fn run(&mut self, list: &'a List, dot: &Value<'a>, out: &mut String) -> X<()> {
         self.list(list, dot, out).map(|_| ())
     }
 
-    fn list(&mut self, list: &'t List, dot: &Value<'a>, out: &mut String) -> X<Flow> {
+    fn list(&mut self, list: &'a List, dot: &Value<'a>, out: &mut String) -> X<Flow> {
         for n in list {
             match n {
                 Node::Text(t) => out.push_str(t),
@@ -80,7 +80,7 @@ impl<'a, 't> State<'a, 't> {
         Ok(Flow::Normal)
     }
 
-    fn branch(&mut self, b: &'t Branch, dot: &Value<'a>, out: &mut String) -> X<Flow> {
+    fn branch(&mut self, b: &'a Branch, dot: &Value<'a>, out: &mut String) -> X<Flow> {
         let mark = self.vars.len();
         let r = match b.kind {
             BranchKind::If | BranchKind::With => {
@@ -104,7 +104,7 @@ impl<'a, 't> State<'a, 't> {
         r
     }
 
-    fn range(&mut self, b: &'t Branch, dot: &Value<'a>, out: &mut String) -> X<Flow> {
+    fn range(&mut self, b: &'a Branch, dot: &Value<'a>, out: &mut String) -> X<Flow> {
         // The pipeline's declarations are set per element, not to the whole value.
         let mut pipe = b.pipe.clone();
         let decl = std::mem::take(&mut pipe.decl);
@@ -171,12 +171,13 @@ impl<'a, 't> State<'a, 't> {
         Ok(Flow::Normal)
     }
 
-    fn pipe(&mut self, p: &'t Pipe, dot: &Value<'a>) -> X<Value<'a>> {
+    fn pipe(&mut self, p: &'a Pipe, dot: &Value<'a>) -> X<Value<'a>> {
         let v = self.eval_cmds(&p.cmds, dot)?;
         for name in &p.decl {
             if p.is_assign {
-                if let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| *n == &**name) {
-                    slot.1 = v.clone();
+                match self.vars.iter_mut().rev().find(|(n, _)| *n == &**name) {
+                    Some(slot) => slot.1 = v.clone(),
+                    None => return self.fail(format!("undefined variable: {name}")),
                 }
             } else {
                 self.vars.push((name, v.clone()));
@@ -185,7 +186,7 @@ impl<'a, 't> State<'a, 't> {
         Ok(v)
     }
 
-    fn eval_cmds(&mut self, cmds: &'t [Cmd], dot: &Value<'a>) -> X<Value<'a>> {
+    fn eval_cmds(&mut self, cmds: &'a [Cmd], dot: &Value<'a>) -> X<Value<'a>> {
         let mut last: Option<Value<'a>> = None;
         for c in cmds {
             let prev = self.cmd.replace(c);
@@ -196,10 +197,10 @@ impl<'a, 't> State<'a, 't> {
         Ok(last.unwrap_or(Value::Nil))
     }
 
-    fn cmd(&mut self, c: &'t Cmd, dot: &Value<'a>, fin: Option<Value<'a>>) -> X<Value<'a>> {
+    fn cmd(&mut self, c: &'a Cmd, dot: &Value<'a>, fin: Option<Value<'a>>) -> X<Value<'a>> {
         self.at = (c.spans[0].0, &c.spans[0].1);
         match &c.args[0] {
-            Arg::Func(f, name) => self.call(*f, name, &c.args[1..], &c.spans[1..], dot, fin),
+            Arg::Func(f, name) => self.call(*f, name, Some(c), dot, fin),
             Arg::Nil => self.fail("nil is not a command"),
             first => {
                 let has_args = c.args.len() > 1 || fin.is_some();
@@ -220,16 +221,21 @@ impl<'a, 't> State<'a, 't> {
         }
     }
 
+    /// Calls `f`; its arguments are those of `cmd` after the function name
+    /// (none when `f` appears as a bare operand).
     fn call(
         &mut self,
         f: Func,
         name: &str,
-        args: &'t [Arg],
-        spans: &'t [(usize, Box<str>)],
+        cmd: Option<&'a Cmd>,
         dot: &Value<'a>,
         fin: Option<Value<'a>>,
     ) -> X<Value<'a>> {
         let ident = self.at;
+        let (args, spans, re): (&'a [Arg], &'a [(usize, Box<str>)], _) = match cmd {
+            Some(c) => (&c.args[1..], &c.spans[1..], c.re.as_ref()),
+            None => (&[], &[], None),
+        };
         if matches!(f, Func::And | Func::Or) {
             let n = args.len() + fin.is_some() as usize;
             if n < 1 {
@@ -249,6 +255,17 @@ impl<'a, 't> State<'a, 't> {
             }
             return Ok(v);
         }
+        if f == Func::Call {
+            let v = match args.first().zip(spans.first()) {
+                Some((a, sp)) => self.arg(a, dot, sp)?,
+                None => return self.fail("wrong number of args for call: want at least 1 got 0"),
+            };
+            return self.fail_cmd(format!(
+                "error calling call: non-function {} of type {}",
+                spans[0].1,
+                v.type_name()
+            ));
+        }
         let mut vals = Vec::with_capacity(args.len() + 1);
         // Go's current node after each argument was evaluated.
         let mut ats = Vec::with_capacity(args.len());
@@ -259,7 +276,7 @@ impl<'a, 't> State<'a, 't> {
         if let Some(x) = fin {
             vals.push(x);
         }
-        match f.call(name, vals, self.ctx) {
+        match f.call(name, vals, self.ctx, re) {
             Ok(v) => Ok(v),
             Err(m) => {
                 if m.starts_with("wrong number of args") {
@@ -296,7 +313,7 @@ impl<'a, 't> State<'a, 't> {
         }
     }
 
-    fn arg(&mut self, a: &'t Arg, dot: &Value<'a>, span: &'t (usize, Box<str>)) -> X<Value<'a>> {
+    fn arg(&mut self, a: &'a Arg, dot: &Value<'a>, span: &'a (usize, Box<str>)) -> X<Value<'a>> {
         self.at = (span.0, &span.1);
         match a {
             Arg::Dot => Ok(dot.clone()),
@@ -309,7 +326,7 @@ impl<'a, 't> State<'a, 't> {
                     None => return self.fail(format!("{} overflows int", n.text)),
                 },
             }),
-            Arg::Str(s) => Ok(Value::Str(Cow::Owned(s.to_string()))),
+            Arg::Str(s) => Ok(Value::Str(Cow::Borrowed(s))),
             Arg::Field(names) => self.fields(dot.clone(), names),
             Arg::Var(name, names) => {
                 let v = self
@@ -321,7 +338,7 @@ impl<'a, 't> State<'a, 't> {
                     .unwrap_or(Value::Nil);
                 self.fields(v, names)
             }
-            Arg::Func(f, name) => self.call(*f, name, &[], &[], dot, None),
+            Arg::Func(f, name) => self.call(*f, name, None, dot, None),
             Arg::Paren(p, names) => {
                 self.depth += 1;
                 if self.depth > 10_000 {

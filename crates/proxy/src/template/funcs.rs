@@ -532,7 +532,7 @@ fn parse_bytes(s: &str) -> Result<f64, String> {
 
 /// Compiles with the regex crate (RE2 syntax, like Go's regexp); errors are
 /// worded as Go's `regexp/syntax` words the common ones.
-fn regex(pat: &str) -> Result<regex::Regex, String> {
+pub(crate) fn regex(pat: &str) -> Result<regex::Regex, String> {
     regex::Regex::new(pat).map_err(|e| {
         let msg = e.to_string();
         let last = msg
@@ -766,7 +766,21 @@ fn lt_values(a: &Value<'_>, b: &Value<'_>) -> Result<bool, String> {
 impl Func {
     /// Calls the function on evaluated arguments (`and`/`or` are handled by
     /// the executor because they short-circuit).
-    pub(crate) fn call<'a>(self, name: &str, args: Vec<Value<'a>>, ctx: &'a dyn Context) -> R<'a> {
+    pub(crate) fn call<'a>(
+        self,
+        name: &str,
+        args: Vec<Value<'a>>,
+        ctx: &'a dyn Context,
+        re: Option<&Result<regex::Regex, String>>,
+    ) -> R<'a> {
+        // The pattern, compiled at parse time when it was a literal.
+        let compile = |p: &str| -> Result<Cow<'_, regex::Regex>, String> {
+            match re {
+                Some(Ok(r)) => Ok(Cow::Borrowed(r)),
+                Some(Err(e)) => Err(e.clone()),
+                None => regex(p).map(Cow::Owned),
+            }
+        };
         use Func::*;
         let a = &args;
         Ok(match self {
@@ -970,7 +984,7 @@ impl Func {
             }
             RegexReplaceAll | RegexReplaceAllLiteral => {
                 sig(a, name, &[P::S, P::S, P::S])?;
-                let re = regex(s(&a[0])).map_err(|e| format!("error calling {name}: {e}"))?;
+                let re = compile(s(&a[0])).map_err(|e| format!("error calling {name}: {e}"))?;
                 let (src, repl) = (s(&a[1]), s(&a[2]));
                 owned(if self == RegexReplaceAll {
                     re.replace_all(src, repl).into_owned()
@@ -980,7 +994,7 @@ impl Func {
             }
             Count => {
                 sig(a, name, &[P::S, P::S])?;
-                let re = regex(s(&a[0])).map_err(|e| format!("error calling {name}: {e}"))?;
+                let re = compile(s(&a[0])).map_err(|e| format!("error calling {name}: {e}"))?;
                 Value::Int(re.find_iter(s(&a[1])).count() as i64, IntKind::Int)
             }
             Urldecode => {

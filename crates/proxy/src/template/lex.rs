@@ -278,6 +278,9 @@ impl Lexer<'_> {
                 },
                 '$' => {
                     self.scan_ident();
+                    if !self.check_term_end() {
+                        return false;
+                    }
                     Tok::Variable(self.input[start..self.pos].to_string())
                 }
                 '\'' => match self.char_const(start) {
@@ -286,6 +289,9 @@ impl Lexer<'_> {
                 },
                 '.' if !matches!(self.peek(), Some('0'..='9')) => {
                     if !self.peek().is_some_and(is_alnum) {
+                        if !self.check_term_end() {
+                            return false;
+                        }
                         Tok::Dot
                     } else {
                         self.scan_ident();
@@ -472,6 +478,24 @@ impl Lexer<'_> {
             i += 1;
         }
         self.pos = i;
+        // A sign right after a number starts a complex constant (`1+2i`),
+        // which must end in `i`.
+        if matches!(self.peek(), Some('+' | '-')) {
+            let b = self.input.as_bytes();
+            let mut j = self.pos + 1;
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || matches!(b[j], b'.' | b'_')) {
+                j += 1;
+            }
+            let text = &self.input[start..j];
+            self.pos = j;
+            let msg = if text.ends_with('i') {
+                "complex constants are not supported".to_string()
+            } else {
+                format!("bad number syntax: {text:?}")
+            };
+            self.error(msg);
+            return None;
+        }
         if let Some(c) = self.peek()
             && is_alnum(c)
         {

@@ -261,7 +261,7 @@ impl Parser<'_> {
                     };
                     if (nested_kind == BranchKind::If) != (kind == BranchKind::If) {
                         let it = self.next_non_space();
-                        return self.unexpected(&it, context);
+                        return self.unexpected(&it, "input");
                     }
                     self.next_non_space();
                     // `{{else if x}}…{{end}}` is `{{else}}{{if x}}…{{end}}{{end}}`.
@@ -305,9 +305,6 @@ impl Parser<'_> {
                 t @ (Tok::Assign | Tok::Declare) => {
                     self.next_non_space();
                     pipe.is_assign = t == Tok::Assign;
-                    if t == Tok::Assign && !self.vars.iter().any(|x| **x == **name) {
-                        return self.err(format!("undefined variable {name:?}"));
-                    }
                     pipe.decl.push(name.clone().into_boxed_str());
                     self.vars.push(name.clone().into_boxed_str());
                     break;
@@ -405,11 +402,19 @@ impl Parser<'_> {
             return self.err("empty command".into());
         }
         let src = self.text[pos..end.max(pos).min(self.text.len())].trim_end();
+        let re = match (&args[0], args.get(1)) {
+            (
+                Arg::Func(Func::RegexReplaceAll | Func::RegexReplaceAllLiteral | Func::Count, _),
+                Some(Arg::Str(p)),
+            ) => Some(super::funcs::regex(p)),
+            _ => None,
+        };
         Ok(Cmd {
             args,
             spans,
             pos,
             src: src.into(),
+            re,
         })
     }
 

@@ -428,7 +428,25 @@ fn fmt_arg(out: &mut String, a: &Value<'_>, verb: char, spec: &Spec, ctx: &dyn C
             pad(out, &s, spec, false);
         }
         (_, 'T') => pad(out, a.type_name(), spec, false),
-        (Value::Map(_) | Value::Labels, 'v' | 's') => {
+        (Value::Map(m), _) => {
+            let mut s = String::from("map[");
+            for (i, (k, e)) in m.iter().enumerate() {
+                if i > 0 {
+                    s.push(' ');
+                }
+                fmt_str(
+                    &mut s,
+                    k,
+                    if verb == 'v' { 's' } else { verb },
+                    &Spec::default(),
+                );
+                s.push(':');
+                fmt_arg(&mut s, e, verb, &Spec::default(), ctx);
+            }
+            s.push(']');
+            pad(out, &s, spec, false);
+        }
+        (Value::Labels, 'v' | 's') => {
             let mut s = String::new();
             write_v(&mut s, a, ctx);
             pad(out, &s, spec, false);
@@ -442,6 +460,7 @@ pub(crate) fn sprintf(out: &mut String, format: &str, args: &[Value<'_>], ctx: &
     let b = format.as_bytes();
     let mut i = 0;
     let mut argi = 0;
+    let mut reordered = false;
     while i < b.len() {
         let start = i;
         while i < b.len() && b[i] != b'%' {
@@ -466,6 +485,17 @@ pub(crate) fn sprintf(out: &mut String, format: &str, args: &[Value<'_>], ctx: &
                 _ => break,
             }
             i += 1;
+        }
+        // Explicit argument index `%[n]verb`.
+        if i < b.len()
+            && b[i] == b'['
+            && let Some(close) = format[i..].find(']')
+            && let Ok(n) = format[i + 1..i + close].parse::<usize>()
+            && n >= 1
+        {
+            argi = n - 1;
+            i += close + 1;
+            reordered = true;
         }
         // width
         if i < b.len() && b[i] == b'*' {
@@ -526,7 +556,7 @@ pub(crate) fn sprintf(out: &mut String, format: &str, args: &[Value<'_>], ctx: &
         }
         argi += 1;
     }
-    if argi < args.len() {
+    if !reordered && argi < args.len() {
         out.push_str("%!(EXTRA ");
         for (k, a) in args[argi..].iter().enumerate() {
             if k > 0 {
