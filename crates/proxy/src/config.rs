@@ -14,6 +14,7 @@ use http::{HeaderValue, Uri};
 
 use crate::backend::BackendOptions;
 use crate::limits::Limits;
+use crate::response_cache::CacheSettings;
 
 /// Raw flags as the operator wrote them; turn into [`Settings`] with [`Config::validate`].
 #[derive(Debug, Clone, clap::Parser)]
@@ -96,6 +97,18 @@ pub struct Config {
     /// Serve `/metrics` on this separate address instead of the API listener.
     #[arg(long, env = "LOKIVL_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
+    /// Bytes of cached answers and keys kept in memory (0 disables the response cache).
+    #[arg(long, env = "LOKIVL_CACHE_MAX_BYTES", default_value_t = 268435456)]
+    pub cache_max_bytes: u64,
+    /// How long answers for ranges that ended before the freshness margin are kept.
+    #[arg(long, env = "LOKIVL_CACHE_TTL", default_value = "1h", value_parser = humantime::parse_duration)]
+    pub cache_ttl: Duration,
+    /// How long answers touching the live edge are kept (0s: identical requests in flight share one evaluation, nothing is kept).
+    #[arg(long, env = "LOKIVL_CACHE_LIVE_TTL", default_value = "0s", value_parser = humantime::parse_duration)]
+    pub cache_live_ttl: Duration,
+    /// A range that ends later than now minus this margin is the live edge.
+    #[arg(long, env = "LOKIVL_CACHE_FRESHNESS", default_value = "10m", value_parser = humantime::parse_duration)]
+    pub cache_freshness: Duration,
 }
 
 /// How the process writes its own logs.
@@ -163,6 +176,8 @@ pub struct Settings {
     pub enable_push: bool,
     /// A separate listener for `/metrics`.
     pub metrics_listen: Option<SocketAddr>,
+    /// The response cache.
+    pub cache: CacheSettings,
 }
 
 /// The parts of the VictoriaLogs URL the client needs to build request URIs.
@@ -302,6 +317,12 @@ impl Config {
             },
             enable_push: self.enable_push,
             metrics_listen: self.metrics_listen,
+            cache: CacheSettings {
+                max_bytes: self.cache_max_bytes,
+                ttl: self.cache_ttl,
+                live_ttl: self.cache_live_ttl,
+                freshness: self.cache_freshness,
+            },
         })
     }
 
@@ -361,6 +382,7 @@ impl Settings {
             backend_options: BackendOptions::with_timeout(Duration::from_secs(60)),
             enable_push: false,
             metrics_listen: None,
+            cache: CacheSettings::default(),
         })
     }
 }
@@ -560,6 +582,54 @@ mod tests {
         std::fs::write(&path, "max_inflight: many\n").unwrap();
         assert!(Config::load(["lokivl", "--config-file", p]).is_err());
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// `docs/configuration.md` has exactly one row per flag, with its variable and default.
+    #[test]
+    fn configuration_doc_matches_the_cli() {
+        use clap::CommandFactory as _;
+        let doc = include_str!("../../../docs/configuration.md");
+        let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `--")).collect();
+        let cmd = Config::command();
+        let mut documented = 0;
+        for arg in cmd.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if matches!(long, "help" | "version") {
+                continue;
+            }
+            let flag = format!("`--{long}");
+            let row = rows
+                .iter()
+                .find(|r| {
+                    r.starts_with(&format!("| {flag} ")) || r.starts_with(&format!("| {flag}`"))
+                })
+                .unwrap_or_else(|| panic!("docs/configuration.md has no row for --{long}"));
+            let cells: Vec<&str> = row.split(" | ").collect();
+            let env = arg.get_env().and_then(|e| e.to_str()).unwrap_or("");
+            assert_eq!(
+                cells[1],
+                format!("`{env}`"),
+                "environment variable of --{long}"
+            );
+            let default = arg
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(",");
+            let want = if default.is_empty() {
+                "none".to_owned()
+            } else {
+                format!("`{default}`")
+            };
+            assert_eq!(cells[2], want, "default of --{long}");
+            documented += 1;
+        }
+        assert_eq!(
+            rows.len(),
+            documented,
+            "docs/configuration.md lists flags the CLI does not have"
+        );
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub struct Metrics {
     breaker_open: IntGauge,
     inflight: IntGauge,
     rejected: IntCounterVec,
+    cache_requests: IntCounterVec,
+    cache_state: IntGaugeVec,
 }
 
 /// The result of one backend call, as a metric label.
@@ -115,6 +117,22 @@ impl Metrics {
             ),
             &["reason"],
         )?;
+        let cache_requests = IntCounterVec::new(
+            Opts::new(
+                "lokivl_cache_requests_total",
+                "Cacheable requests by endpoint and outcome (hit, miss, coalesced, uncacheable).",
+            ),
+            &["endpoint", "outcome"],
+        )?;
+        let cache_state = IntGaugeVec::new(
+            Opts::new(
+                "lokivl_cache",
+                "Response cache size and evictions: bytes, entries, evicted (since start).",
+            ),
+            &["kind"],
+        )?;
+        registry.register(Box::new(cache_requests.clone()))?;
+        registry.register(Box::new(cache_state.clone()))?;
         registry.register(Box::new(backend_load.clone()))?;
         registry.register(Box::new(breaker_open.clone()))?;
         registry.register(Box::new(inflight.clone()))?;
@@ -137,6 +155,8 @@ impl Metrics {
             breaker_open,
             inflight,
             rejected,
+            cache_requests,
+            cache_state,
         })
     }
 
@@ -164,6 +184,25 @@ impl Metrics {
     /// Counts a request refused by a limit (`rate`, `inflight`, `url`, `headers`, `body`, `timeout`).
     pub fn reject(&self, reason: &str) {
         self.rejected.with_label_values(&[reason]).inc();
+    }
+
+    /// Counts one cacheable request by endpoint and outcome.
+    pub fn observe_cache(&self, endpoint: &str, outcome: &str) {
+        self.cache_requests
+            .with_label_values(&[endpoint, outcome])
+            .inc();
+    }
+
+    /// Publishes the response cache's size and eviction count.
+    pub fn set_cache_state(&self, bytes: u64, entries: u64, evicted: u64) {
+        let g = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        self.cache_state.with_label_values(&["bytes"]).set(g(bytes));
+        self.cache_state
+            .with_label_values(&["entries"])
+            .set(g(entries));
+        self.cache_state
+            .with_label_values(&["evicted"])
+            .set(g(evicted));
     }
 
     /// Records one served HTTP request.

@@ -248,9 +248,15 @@ pub async fn start_proxy(settings: proxy::config::Settings) -> String {
 }
 
 /// A log query_range URL over the hour the fake's entry is in.
+///
+/// Each call asks a distinct query: identical requests would be coalesced or
+/// answered by the response cache, and these tests need each one to reach the
+/// backend.
 pub fn query_url(base: &str) -> String {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let q = form_urlencoded::Serializer::new(String::new())
-        .append_pair("query", r#"{app="api"}"#)
+        .append_pair("query", &format!(r#"{{app="api"}} != "req-{n}""#))
         .append_pair("start", "1787389200000000000")
         .append_pair("end", "1787392800000000000")
         .finish();

@@ -1,0 +1,413 @@
+//! The response cache at the HTTP edge: identical in-flight requests share one
+//! evaluation, and answers for closed time ranges are kept as final bytes.
+//!
+//! Grafana dashboards and Logs Drilldown send the same request from many
+//! panels and users at once. This layer keys each cacheable request by
+//! everything that can change its answer (tenant, response-shape flags,
+//! credentials, query tags, route and the normalised parameters), runs the
+//! handler once per key, and serves every waiter the same bytes. Answers whose
+//! range ended before the freshness margin are stored for the long TTL; the
+//! live edge is only coalesced (or kept briefly, when configured), so late
+//! data is never hidden for long. Errors are never stored; concurrent waiters
+//! of a failing evaluation get the same error response.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use cache::{Cache, CacheKey, CredentialFingerprint, Encoding, Fetched, Outcome};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http_body_util::BodyExt;
+
+use crate::metrics::Metrics;
+use crate::params::timestamp::{now_ns, parse_timestamp};
+use crate::tenant::Tenant;
+
+/// Form bodies larger than this are not cached (and are left to the handler's own limit).
+const MAX_KEYED_BODY: usize = 256 * 1024;
+/// Answers larger than this are served but not stored.
+const MAX_STORED_BODY: usize = 32 * 1024 * 1024;
+
+/// How the response cache behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheSettings {
+    /// Total bytes of stored answers and keys (`--cache-max-bytes`); 0 disables caching.
+    pub max_bytes: u64,
+    /// TTL of answers whose range ended before `now - freshness` (`--cache-ttl`).
+    pub ttl: Duration,
+    /// TTL of answers that touch the live edge (`--cache-live-ttl`); 0 only coalesces.
+    pub live_ttl: Duration,
+    /// How far behind now a range must end to count as closed (`--cache-freshness`).
+    pub freshness: Duration,
+}
+
+impl Default for CacheSettings {
+    fn default() -> Self {
+        Self {
+            max_bytes: 256 << 20,
+            ttl: Duration::from_secs(3600),
+            live_ttl: Duration::ZERO,
+            freshness: Duration::from_secs(600),
+        }
+    }
+}
+
+/// The shared response cache of one lokivl process.
+#[derive(Clone)]
+pub struct ResponseCache {
+    cache: Cache,
+    settings: CacheSettings,
+    metrics: Metrics,
+    waiting: Arc<Mutex<HashMap<CacheKey, Arc<Waiters>>>>,
+}
+
+/// The clients waiting for one evaluation. The evaluation runs detached (so
+/// one client leaving does not fail the others) and is cancelled when the last
+/// waiter is gone, as Loki cancels a query whose client disconnected.
+struct Waiters {
+    count: AtomicUsize,
+    cancel: tokio::sync::watch::Sender<bool>,
+}
+
+/// One client's place among the waiters of a key; leaving is counted on drop.
+struct Waiting {
+    key: CacheKey,
+    waiters: Arc<Waiters>,
+    map: Arc<Mutex<HashMap<CacheKey, Arc<Waiters>>>>,
+}
+
+impl Waiting {
+    fn join(map: &Arc<Mutex<HashMap<CacheKey, Arc<Waiters>>>>, key: &CacheKey) -> Self {
+        let mut guard = map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let waiters = guard
+            .entry(key.clone())
+            .or_insert_with(|| {
+                Arc::new(Waiters {
+                    count: AtomicUsize::new(0),
+                    cancel: tokio::sync::watch::Sender::new(false),
+                })
+            })
+            .clone();
+        waiters.count.fetch_add(1, Ordering::SeqCst);
+        Self {
+            key: key.clone(),
+            waiters,
+            map: map.clone(),
+        }
+    }
+
+    fn cancelled(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.waiters.cancel.subscribe()
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let mut guard = self
+            .map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self.waiters.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.waiters.cancel.send_replace(true);
+            if guard
+                .get(&self.key)
+                .is_some_and(|w| Arc::ptr_eq(w, &self.waiters))
+            {
+                guard.remove(&self.key);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for ResponseCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseCache")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResponseCache {
+    /// Creates the cache with its byte bound.
+    pub fn new(settings: CacheSettings, metrics: Metrics) -> Self {
+        Self {
+            cache: Cache::new(cache::Settings {
+                max_bytes: settings.max_bytes,
+            }),
+            settings,
+            metrics,
+            waiting: Arc::default(),
+        }
+    }
+
+    /// The underlying cache, for statistics.
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+}
+
+/// The endpoint label of a cacheable route, or `None` for routes never cached.
+fn endpoint(path: &str) -> Option<&'static str> {
+    let rest = path.strip_prefix("/loki/api/v1/")?;
+    Some(match rest {
+        "query_range" => "query_range",
+        "query" => "query",
+        "labels" => "labels",
+        "series" => "series",
+        "index/stats" => "index_stats",
+        "index/volume" => "index_volume",
+        "index/volume_range" => "index_volume_range",
+        "detected_labels" => "detected_labels",
+        "detected_fields" => "detected_fields",
+        "patterns" => "patterns",
+        _ if rest.starts_with("label/") && rest.ends_with("/values") => "label_values",
+        _ if rest.starts_with("detected_field/") && rest.ends_with("/values") => {
+            "detected_field_values"
+        }
+        _ => return None,
+    })
+}
+
+/// A non-cacheable answer, shared with every waiter of the same evaluation.
+#[derive(Debug, thiserror::Error)]
+#[error("uncacheable answer with status {status}")]
+struct Uncacheable {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Uncacheable {
+    fn to_response(&self) -> Response {
+        let mut resp = Response::new(Body::from(self.body.clone()));
+        *resp.status_mut() = self.status;
+        *resp.headers_mut() = self.headers.clone();
+        resp
+    }
+}
+
+/// The parameters of a request, normalised: sorted `key=value` pairs from the
+/// URL and a form body, so that order and GET-vs-POST do not split entries.
+fn normalized_params(uri_query: Option<&str>, body: &[u8]) -> (String, Vec<(String, String)>) {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    if let Some(q) = uri_query {
+        pairs.extend(form_urlencoded::parse(q.as_bytes()).into_owned());
+    }
+    pairs.extend(form_urlencoded::parse(body).into_owned());
+    pairs.sort();
+    let mut ser = form_urlencoded::Serializer::new(String::with_capacity(128));
+    for (k, v) in &pairs {
+        ser.append_pair(k, v);
+    }
+    (ser.finish(), pairs)
+}
+
+fn param<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The TTL an answer gets: long when its range is closed, the live TTL otherwise.
+fn ttl_for(pairs: &[(String, String)], settings: &CacheSettings, now: i64) -> Duration {
+    // `end` (range endpoints) or `time` (instant); absent means "now".
+    let end = param(pairs, "end")
+        .or_else(|| param(pairs, "time"))
+        .filter(|v| !v.is_empty())
+        .and_then(|v| parse_timestamp(v, now).ok());
+    let freshness = i64::try_from(settings.freshness.as_nanos()).unwrap_or(i64::MAX);
+    match end {
+        Some(end) if end <= now.saturating_sub(freshness) => settings.ttl,
+        _ => settings.live_ttl,
+    }
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .trim()
+}
+
+fn credentials(headers: &HeaderMap) -> CredentialFingerprint {
+    let parts = [header::AUTHORIZATION, header::COOKIE]
+        .into_iter()
+        .flat_map(|name| headers.get_all(name).iter().map(HeaderValue::as_bytes));
+    CredentialFingerprint::of(parts)
+}
+
+fn json_answer(body: Bytes) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    resp
+}
+
+/// The middleware: serves cacheable routes through the cache, others untouched.
+pub async fn layer(State(rc): State<Arc<ResponseCache>>, req: Request, next: Next) -> Response {
+    let Some(endpoint) = endpoint(req.uri().path()) else {
+        return next.run(req).await;
+    };
+    if rc.settings.max_bytes == 0 || !matches!(*req.method(), Method::GET | Method::POST) {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let body = if parts.method == Method::POST {
+        match http_body_util::Limited::new(body, MAX_KEYED_BODY)
+            .collect()
+            .await
+        {
+            Ok(collected) => collected.to_bytes(),
+            // Too large or broken: let the handler answer with its own error.
+            Err(_) => return next.run(Request::from_parts(parts, Body::empty())).await,
+        }
+    } else {
+        Bytes::new()
+    };
+
+    let (normalized, pairs) = normalized_params(parts.uri.query(), &body);
+    let tenant = parts
+        .extensions
+        .get::<Tenant>()
+        .map_or_else(|| Tenant::from_headers(&parts.headers), Clone::clone);
+    let flags = header_str(&parts.headers, "x-loki-response-encoding-flags");
+    let tags = header_str(&parts.headers, "x-query-tags");
+    let key = CacheKey::new(
+        tenant.as_str(),
+        Encoding::Identity,
+        flags,
+        credentials(&parts.headers),
+        parts.uri.path(),
+        format!("{normalized}\ntags={tags}"),
+    );
+    let ttl = ttl_for(&pairs, &rc.settings, now_ns());
+
+    let req = Request::from_parts(parts, Body::from(body));
+    let waiting = Waiting::join(&rc.waiting, &key);
+    let mut cancelled = waiting.cancelled();
+    let fill = async move {
+        let resp = tokio::select! {
+            resp = next.run(req) => resp,
+            _ = cancelled.wait_for(|c| *c) => {
+                // Every client left: stop the backend work, keep nothing.
+                return Err(Uncacheable {
+                    status: StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
+                    headers: HeaderMap::new(),
+                    body: Bytes::from_static(b"the request was cancelled by the client"),
+                });
+            }
+        };
+        let (parts, body) = resp.into_parts();
+        let bytes = body
+            .collect()
+            .await
+            .map(http_body_util::Collected::to_bytes)
+            .unwrap_or_default();
+        if parts.status == StatusCode::OK && bytes.len() <= MAX_STORED_BODY {
+            Ok(Fetched::new(bytes, ttl))
+        } else {
+            Err(Uncacheable {
+                status: parts.status,
+                headers: parts.headers,
+                body: bytes,
+            })
+        }
+    };
+    let result = rc.cache.get_or_fetch(key, fill).await;
+    drop(waiting);
+    let stats = rc.cache.stats();
+    rc.metrics
+        .set_cache_state(stats.weighted_bytes, stats.entries, stats.evictions);
+    match result {
+        Ok(lookup) => {
+            rc.metrics
+                .observe_cache(endpoint, outcome_name(lookup.outcome));
+            json_answer(lookup.body)
+        }
+        Err(cache::Error::Fetch(e)) => {
+            rc.metrics.observe_cache(endpoint, "uncacheable");
+            e.to_response()
+        }
+        Err(e) => {
+            rc.metrics.observe_cache(endpoint, "failed");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("internal error: {e}"),
+            )
+                .into_response()
+        }
+    }
+}
+
+fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Hit => "hit",
+        Outcome::Miss => "miss",
+        Outcome::Coalesced => "coalesced",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_query_and_metadata_routes_are_cached() {
+        assert_eq!(endpoint("/loki/api/v1/query_range"), Some("query_range"));
+        assert_eq!(
+            endpoint("/loki/api/v1/label/app/values"),
+            Some("label_values")
+        );
+        assert_eq!(
+            endpoint("/loki/api/v1/detected_field/level/values"),
+            Some("detected_field_values")
+        );
+        assert_eq!(endpoint("/loki/api/v1/push"), None);
+        assert_eq!(endpoint("/loki/api/v1/tail"), None);
+        assert_eq!(endpoint("/loki/api/v1/format_query"), None);
+        assert_eq!(endpoint("/metrics"), None);
+    }
+
+    #[test]
+    fn parameter_order_and_get_vs_post_share_a_key() {
+        let (a, _) = normalized_params(Some("query=%7Ba%3D%22b%22%7D&limit=10"), b"");
+        let (b, _) = normalized_params(None, b"limit=10&query=%7Ba%3D%22b%22%7D");
+        let (c, _) = normalized_params(Some("limit=10"), b"query=%7Ba%3D%22b%22%7D");
+        assert_eq!(a, b);
+        assert_eq!(a, c);
+        let (d, _) = normalized_params(Some("limit=11&query=%7Ba%3D%22b%22%7D"), b"");
+        assert_ne!(a, d);
+    }
+
+    #[test]
+    fn closed_ranges_get_the_long_ttl_and_the_live_edge_the_short_one() {
+        let s = CacheSettings {
+            ttl: Duration::from_secs(3600),
+            live_ttl: Duration::from_secs(5),
+            freshness: Duration::from_secs(600),
+            ..CacheSettings::default()
+        };
+        let now = 2_000_000_000 * 1_000_000_000_i64;
+        let pairs = |end: i64| vec![("end".to_owned(), end.to_string())];
+        // Ended 11 minutes ago: closed.
+        assert_eq!(ttl_for(&pairs(now - 660_000_000_000), &s, now), s.ttl);
+        // Ended 5 minutes ago: live edge.
+        assert_eq!(ttl_for(&pairs(now - 300_000_000_000), &s, now), s.live_ttl);
+        // No end: "now", the live edge.
+        assert_eq!(ttl_for(&[], &s, now), s.live_ttl);
+        // Instant queries use `time`, in any Loki format (here seconds).
+        let t = vec![("time".to_owned(), "1000000000".to_owned())];
+        assert_eq!(ttl_for(&t, &s, now), s.ttl);
+    }
+}
