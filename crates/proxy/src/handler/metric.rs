@@ -22,7 +22,7 @@ use crate::labels::sanitize_label_name;
 use crate::metric::eval::{self, Order};
 use crate::metric::plan::{self, Need, RangeInput};
 use crate::metric::window::{self, WindowSpec};
-use crate::metric::{EngineError, Grid, Matrix, Value, buckets, json, raw};
+use crate::metric::{EngineError, Grid, Matrix, Value, buckets, json, raw, rows};
 
 /// Loki's default `max_query_series`; see [`set_max_query_series`].
 pub const DEFAULT_MAX_QUERY_SERIES: usize = 500;
@@ -30,6 +30,8 @@ pub const DEFAULT_MAX_QUERY_SERIES: usize = 500;
 pub const MAX_RAW_SAMPLES: u64 = 1_000_000;
 /// Buckets per series at most: beyond, `gcd(range, step)` is too fine to be cheap.
 pub const MAX_BUCKETS: i64 = 200_000;
+/// Entries read at most when the pipeline runs in the proxy.
+pub const MAX_ROWS: u64 = 500_000;
 
 static MAX_QUERY_SERIES: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_QUERY_SERIES);
 
@@ -138,12 +140,15 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// Fetches and windows one range aggregation.
 async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<Matrix, ApiError> {
     let r = input.agg;
-    let plan = lower_range(r).map_err(|e| ApiError::Unsupported(e.to_string()))?;
     let range = r.range.interval.as_nanos();
     let offset = r.range.offset.map_or(0, |d| d.as_nanos());
     if range <= 0 {
         return Err(ApiError::BadRequest("range must be positive".into()));
     }
+    let Ok(plan) = lower_range(r) else {
+        // Stages VictoriaLogs cannot count exactly: the proxy runs them.
+        return fetch_rows(state, r, grid, range, offset).await;
+    };
     let spec = WindowSpec {
         op: r.op,
         range,
@@ -198,6 +203,64 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
         return Ok(window::absent(&series, grid, &spec, absent_labels(r)));
     }
     Ok(window::evaluate(&series, grid, &spec)?)
+}
+
+/// A range aggregation whose pipeline runs in the proxy: fetch the selected
+/// entries (bounded), run the stages, extract samples, window them.
+async fn fetch_rows(
+    state: &AppState,
+    r: &logql_parser::RangeAggregation,
+    grid: &Grid,
+    range: i64,
+    offset: i64,
+) -> Result<Matrix, ApiError> {
+    let plan =
+        logsql_ast::lower_log(&r.range.log).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let mut query = plan.query;
+    query.pipes.push(logsql_ast::Pipe::Limit(MAX_ROWS + 1));
+    let vl_start = grid.start - offset - range + 1;
+    let vl_end = grid.last() - offset;
+    let mut body = post(state, &query.to_string(), vl_start, vl_end).await?;
+    let lines = body.iter().filter(|&&b| b == b'\n').count() as u64;
+    if lines > MAX_ROWS {
+        return Err(ApiError::Unsupported(format!(
+            "the metric query's pipeline runs in lokivl and more than {MAX_ROWS} entries fall in the query range; narrow the selector or the time range"
+        )));
+    }
+    let unwrap = r.range.unwrap.as_ref();
+    let ex = rows::Extract {
+        op: r.op,
+        unwrap: unwrap.map(|u| (u.label.as_str(), u.conversion)),
+        grouping: r.grouping.as_ref(),
+    };
+    let post_filters = unwrap
+        .map(|u| u.post_filters.as_slice())
+        .unwrap_or_default();
+    let samples = rows::extract(&mut body, &plan.proxy_stages, post_filters, &ex)?;
+    let spec = WindowSpec {
+        op: r.op,
+        range,
+        offset,
+        divisor: 1.0,
+        unwrapped: unwrap.is_some(),
+    };
+    if r.op == RangeOp::AbsentOverTime {
+        return Ok(window::absent(
+            &samples.buckets,
+            grid,
+            &spec,
+            absent_labels(r),
+        ));
+    }
+    if !samples.raw.is_empty() {
+        return Ok(raw::evaluate(
+            &samples.raw,
+            grid,
+            &spec,
+            r.param.unwrap_or(0.0),
+        ));
+    }
+    Ok(window::evaluate(&samples.buckets, grid, &spec)?)
 }
 
 /// Loki's labels of `absent_over_time`: the selector's equality matchers, unless a name repeats.

@@ -14,6 +14,12 @@ pub enum EngineError {
         "pipeline error: 'SampleExtractionErr' for series: '{0}'.\nUse a label filter to intentionally skip this error. (e.g | __error__!=\"SampleExtractionErr\").\nTo skip all potential errors you can match empty errors.(e.g __error__=\"\")\nThe label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )"
     )]
     SampleExtraction(String),
+    /// A kept entry carries an error label (parser or conversion failure) and
+    /// no filter drops it; Loki fails the query.
+    #[error(
+        "pipeline error: '{0}' for series: '{1}'.\nUse a label filter to intentionally skip this error. (e.g | __error__!=\"{0}\").\nTo skip all potential errors you can match empty errors.(e.g __error__=\"\")\nThe label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )"
+    )]
+    Pipeline(String, String),
     /// Vector matching found several series for one match group.
     #[error("found duplicate series for the match group {0} on the {1} side of the operation")]
     DuplicateMatch(String, &'static str),

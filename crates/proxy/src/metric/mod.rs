@@ -19,6 +19,7 @@ pub mod json;
 pub mod label_replace;
 pub mod plan;
 pub mod raw;
+pub mod rows;
 pub mod series;
 pub mod window;
 

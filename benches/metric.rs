@@ -1,0 +1,102 @@
+//! `metric/window/<series>x<buckets>` and `metric/binary/<series>`: the two
+//! hot loops of metric queries in the proxy.
+//!
+//! * window: the sliding-window combiner over per-bucket counts, shaped like
+//!   `rate({…}[5m])` at a 60 s step over 24 h (1 m buckets, 1,445 buckets and
+//!   1,441 steps per series), for 10 and 100 series.
+//! * binary: `a / on(app) group_left b`-free one-to-one division of two
+//!   vectors of N series over 1,441 steps (vector matching per step).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use logql_parser::{BinaryModifier, BinaryOp, RangeOp};
+use proxy::metric::buckets::{BucketSeries, Stats};
+use proxy::metric::window::{WindowSpec, evaluate};
+use proxy::metric::{Grid, Point, Series, Value, binary};
+
+const S: i64 = 1_000_000_000;
+const STEP: i64 = 60 * S;
+const DAY: i64 = 86_400 * S;
+
+fn buckets(series: usize) -> Vec<BucketSeries> {
+    (0..series)
+        .map(|i| BucketSeries {
+            labels: vec![("app".into(), format!("app-{i}"))],
+            buckets: (0..1445i64)
+                .map(|b| {
+                    (
+                        b * STEP,
+                        Stats {
+                            count: ((b * 7 + i as i64) % 13) as f64,
+                            ..Stats::default()
+                        },
+                    )
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn window(c: &mut Criterion) {
+    let grid = Grid::range(5 * STEP, 5 * STEP + DAY, STEP);
+    let spec = WindowSpec {
+        op: RangeOp::Rate,
+        range: 5 * STEP,
+        offset: 0,
+        divisor: 1.0,
+        unwrapped: false,
+    };
+    let mut g = c.benchmark_group("metric/window");
+    for n in [10usize, 100] {
+        let input = buckets(n);
+        g.throughput(Throughput::Elements((n * 1445) as u64));
+        g.bench_function(format!("{n}x1445"), |b| {
+            b.iter(|| evaluate(black_box(&input), &grid, &spec).map(|m| m.len()))
+        });
+    }
+    g.finish();
+}
+
+fn matrix(n: usize, k: f64) -> Vec<Series> {
+    (0..n)
+        .map(|i| Series {
+            labels: vec![
+                ("app".into(), format!("app-{i}")),
+                ("env".into(), "prod".into()),
+            ],
+            points: (0..1441u32)
+                .map(|step| Point {
+                    step,
+                    v: k + f64::from(step % 17) + i as f64,
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn binary_matching(c: &mut Criterion) {
+    let grid = Grid::range(0, 1440 * STEP, STEP);
+    let modifier = BinaryModifier::default();
+    let mut g = c.benchmark_group("metric/binary");
+    for n in [10usize, 100] {
+        let (l, r) = (matrix(n, 1.0), matrix(n, 2.0));
+        g.throughput(Throughput::Elements((n * 1441) as u64));
+        g.bench_function(format!("div_{n}x1441"), |b| {
+            b.iter(|| {
+                binary::apply(
+                    BinaryOp::Div,
+                    &modifier,
+                    Value::Vector(black_box(l.clone())),
+                    Value::Vector(black_box(r.clone())),
+                    &grid,
+                )
+                .map(|v| matches!(v, Value::Vector(m) if !m.is_empty()))
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, window, binary_matching);
+criterion_main!(benches);
