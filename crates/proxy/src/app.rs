@@ -1,7 +1,6 @@
 //! The router (routes, shared state, the server layers) and the HTTP server loop.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -16,9 +15,9 @@ use tokio::net::TcpListener;
 use crate::backend::{Backend, BackendOptions};
 use crate::config::Settings;
 use crate::handler::{AppState, format_query, metadata, query, status};
+use crate::handler::{detected, drilldown_limits, patterns, stats, volume};
 use crate::metrics::Metrics;
 use crate::push::{self, PushState};
-use crate::response_cache::{self, ResponseCache};
 use crate::server::{headers, health, observe, protect};
 
 /// Request head buffer: Drilldown's pipelines make GET URLs far longer than 8 KiB.
@@ -109,6 +108,14 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
             get(format_query::format_query).post(format_query::format_query),
         )
         .route("/loki/api/v1/status/buildinfo", get(status::buildinfo))
+        .route("/loki/api/v1/index/stats", get(stats::index_stats).post(stats::index_stats))
+        .route("/loki/api/v1/index/volume", get(volume::volume).post(volume::volume))
+        .route("/loki/api/v1/index/volume_range", get(volume::volume_range).post(volume::volume_range))
+        .route("/loki/api/v1/detected_labels", get(detected::detected_labels))
+        .route("/loki/api/v1/detected_fields", get(detected::detected_fields))
+        .route("/loki/api/v1/detected_field/{name}/values", get(detected::detected_field_values))
+        .route("/loki/api/v1/patterns", get(patterns::patterns))
+        .route("/loki/api/v1/drilldown-limits", get(drilldown_limits::drilldown_limits).with_state(drilldown_limits::LimitsConfig { query_timeout: settings.limits.query_timeout }))
         .route("/loki/api/v1/push", push_route)
         .route("/ready", get(status::ready))
         .route("/health", get(health::health));
@@ -117,13 +124,8 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
     } else {
         api.route("/metrics", get(status::metrics))
     };
-    let response_cache = Arc::new(ResponseCache::new(settings.cache, state.metrics.clone()));
     let api = api
         .fallback(status::not_found)
-        .layer(middleware::from_fn_with_state(
-            response_cache,
-            response_cache::layer,
-        ))
         .layer(middleware::from_fn_with_state(guard, protect::protect))
         .layer(middleware::from_fn(headers::secure))
         .layer(middleware::from_fn_with_state(

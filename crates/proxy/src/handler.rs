@@ -1,10 +1,15 @@
 //! HTTP handlers of the Loki API, one file per endpoint family.
 
+pub mod detected;
+pub mod drilldown_limits;
 pub mod format_query;
 pub mod metadata;
 pub mod metric;
+pub mod patterns;
 pub mod query;
+pub mod stats;
 pub mod status;
+pub mod volume;
 
 use axum::body::Body;
 use axum::response::Response;

@@ -1,0 +1,99 @@
+//! Byte sizes as Go's `go-humanize` parses and prints them; Loki uses it to
+//! type detected fields (`bytes`) and to rewrite byte values so they can be
+//! pasted back into a query.
+
+/// `humanize.ParseBytes`: a number (with fraction) then an optional SI or IEC
+/// unit, case-insensitive, spaces allowed between them.
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let t = s.trim_start();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+        .unwrap_or(t.len());
+    let num: String = t[..split].chars().filter(|c| *c != ',').collect();
+    if num.is_empty() {
+        return None;
+    }
+    let n: f64 = num.parse().ok()?;
+    let unit = t[split..].trim().to_ascii_lowercase();
+    let mult: f64 = match unit.as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "ki" | "kib" => 1024.0,
+        "m" | "mb" => 1e6,
+        "mi" | "mib" => 1024f64.powi(2),
+        "g" | "gb" => 1e9,
+        "gi" | "gib" => 1024f64.powi(3),
+        "t" | "tb" => 1e12,
+        "ti" | "tib" => 1024f64.powi(4),
+        "p" | "pb" => 1e15,
+        "pi" | "pib" => 1024f64.powi(5),
+        "e" | "eb" => 1e18,
+        "ei" | "eib" => 1024f64.powi(6),
+        _ => return None,
+    };
+    let v = n * mult;
+    if v >= u64::MAX as f64 {
+        return None;
+    }
+    Some(v as u64)
+}
+
+/// `humanize.Bytes`: SI units, one decimal below 10 (`1.5 kB`, `12 MB`, `999 B`).
+pub fn format_bytes(n: u64) -> String {
+    const UNITS: [&str; 7] = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
+    if n < 10 {
+        return format!("{n} B");
+    }
+    let e = ((n as f64).ln() / 1000f64.ln()).floor() as usize;
+    let e = e.min(UNITS.len() - 1);
+    let val = ((n as f64) / 1000f64.powi(e as i32) * 10.0 + 0.5).floor() / 10.0;
+    if val < 10.0 {
+        format!("{val:.1} {}", UNITS[e])
+    } else {
+        format!("{val:.0} {}", UNITS[e])
+    }
+}
+
+/// The units Loki accepts as "bytes" when rewriting detected values.
+const BYTES_SUFFIXES: &[&str] = &[
+    "b", "kib", "kb", "mib", "mb", "gib", "gb", "tib", "tb", "pib", "pb", "eib", "eb", "ki", "k",
+    "mi", "m", "gi", "g", "ti", "t", "pi", "p", "ei", "e",
+];
+
+/// Loki's detected-field-values rewrite: a byte size with a unit becomes
+/// `humanize.Bytes` without its space (`2048KiB` → `2.1MB`); anything else is kept.
+pub fn normalize_bytes_value(v: &str) -> Option<String> {
+    let lower = v.to_ascii_lowercase();
+    if !BYTES_SUFFIXES.iter().any(|u| lower.ends_with(u)) {
+        return None;
+    }
+    let n = parse_bytes(v)?;
+    Some(format_bytes(n).replacen(' ', "", 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_like_go_humanize() {
+        assert_eq!(parse_bytes("42"), Some(42));
+        assert_eq!(parse_bytes("42MB"), Some(42_000_000));
+        assert_eq!(parse_bytes("42 MiB"), Some(42 * 1024 * 1024));
+        assert_eq!(parse_bytes("1.5kb"), Some(1500));
+        assert_eq!(parse_bytes("1,000 B"), Some(1000));
+        assert_eq!(parse_bytes("abc"), None);
+        assert_eq!(parse_bytes("12 parsecs"), None);
+    }
+
+    #[test]
+    fn formats_like_go_humanize() {
+        assert_eq!(format_bytes(5), "5 B");
+        assert_eq!(format_bytes(82854982), "83 MB");
+        assert_eq!(format_bytes(1500), "1.5 kB");
+        assert_eq!(format_bytes(999), "999 B");
+        assert_eq!(normalize_bytes_value("2048KiB").as_deref(), Some("2.1MB"));
+        assert_eq!(normalize_bytes_value("10"), None);
+        assert_eq!(normalize_bytes_value("fast"), None);
+    }
+}

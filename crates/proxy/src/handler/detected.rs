@@ -1,0 +1,253 @@
+//! `detected_labels`, `detected_fields` and `detected_field/{name}/values`,
+//! bare objects as Loki answers them; empty answers are literally `{}`.
+//!
+//! * Labels are exact: every stream in the range comes from VictoriaLogs'
+//!   stream index, `service_name` is added as Loki's ingest would, and the
+//!   cardinality is the exact number of distinct values. Labels whose values
+//!   all look like IDs (numbers, UUIDs) are dropped, except `cluster`,
+//!   `namespace`, `instance` and `pod`, as Loki does.
+//! * Fields and values are a sample, as in Loki: the newest `line_limit`
+//!   (default 100, at most 5000) entries of the query, parsed as Loki's
+//!   query frontend parses them; at most `limit` (default 1000) fields or values.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use axum::extract::{Path, State};
+use axum::response::Response;
+use logql_parser::Expr;
+
+use super::{AppState, json_response};
+use crate::backend::Endpoint;
+use crate::drilldown::{fields, logs, streams};
+use crate::error::ApiError;
+use crate::params::{self, Form, timestamp::now_ns};
+
+/// Loki's default `line_limit`.
+pub const DEFAULT_LINE_LIMIT: u32 = 100;
+/// Loki's default detected-fields `limit`.
+pub const DEFAULT_FIELD_LIMIT: u32 = 1000;
+/// Labels Loki keeps even when their values look like IDs.
+const STATIC_LABELS: &[&str] = &["cluster", "namespace", "instance", "pod"];
+
+fn empty_object() -> Response {
+    json_response(b"{}".to_vec())
+}
+
+/// `GET /loki/api/v1/detected_labels`.
+///
+/// # Errors
+/// Bad parameters or selectors (400), backend failures.
+pub async fn detected_labels(
+    State(state): State<AppState>,
+    form: Form,
+) -> Result<Response, ApiError> {
+    let b = params::bounds(&form, now_ns())?;
+    if b.end < b.start {
+        return Err(params::ParamError::EndBeforeStart.into());
+    }
+    let sel = streams::select(form.get("query"), false)?;
+    let (s, e) = (b.start.to_string(), b.end.to_string());
+    let form = [
+        ("query", sel.vl_query.as_str()),
+        ("start", s.as_str()),
+        ("end", e.as_str()),
+    ];
+    let body = state.backend.post_form(Endpoint::Streams, &form).await?;
+    #[derive(serde::Deserialize)]
+    struct Hit {
+        value: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        values: Vec<Hit>,
+    }
+    let a: Answer = serde_json::from_slice(&body).map_err(|e| ApiError::BackendFailed {
+        status: http::StatusCode::BAD_GATEWAY,
+        message: format!("invalid response from VictoriaLogs: {e}"),
+    })?;
+    let mut values: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for h in a.values {
+        let labels = streams::derive_labels(&h.value)?;
+        if !sel.keeps(&labels) {
+            continue;
+        }
+        for (k, v) in labels {
+            values.entry(k).or_default().insert(v);
+        }
+    }
+    let detected: Vec<serde_json::Value> = values
+        .into_iter()
+        .filter(|(k, v)| STATIC_LABELS.contains(&k.as_str()) || !reject_label(v))
+        .map(|(k, v)| serde_json::json!({"label": k, "cardinality": v.len()}))
+        .collect();
+    if detected.is_empty() {
+        return Ok(empty_object());
+    }
+    let out = serde_json::to_vec(&serde_json::json!({ "detectedLabels": detected }))
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(json_response(out))
+}
+
+/// Loki's `shouldRejectLabel`: no values, or every value an ID (number or
+/// UUID), except a label whose one or two values are all `0`/`1`.
+fn reject_label(values: &BTreeSet<String>) -> bool {
+    if values.is_empty() {
+        return true;
+    }
+    if values.len() <= 2 && values.iter().all(|v| v == "0" || v == "1") {
+        return false;
+    }
+    values.iter().all(|v| is_id(v))
+}
+
+fn is_id(v: &str) -> bool {
+    crate::pipeline::label_filter::parse_float(v).is_ok() || is_uuid(v)
+}
+
+/// `uuid.Parse`'s accepted forms: 36 chars with dashes, optionally
+/// `urn:uuid:`-prefixed or braced, or 32 hex digits.
+fn is_uuid(v: &str) -> bool {
+    let v = v.strip_prefix("urn:uuid:").unwrap_or(v);
+    let v = v
+        .strip_prefix('{')
+        .and_then(|x| x.strip_suffix('}'))
+        .unwrap_or(v);
+    let b = v.as_bytes();
+    match b.len() {
+        32 => b.iter().all(u8::is_ascii_hexdigit),
+        36 => b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        }),
+        _ => false,
+    }
+}
+
+struct FieldParams {
+    log: logql_parser::LogExpr,
+    start: i64,
+    end: i64,
+    line_limit: u32,
+    limit: u32,
+}
+
+fn positive(form: &Form, key: &str, default: u32) -> Result<u32, ApiError> {
+    match form.get(key) {
+        "" => Ok(default),
+        raw => {
+            let n: i64 = raw.parse().map_err(|_| {
+                ApiError::BadRequest(format!("strconv.Atoi: parsing {raw:?}: invalid syntax"))
+            })?;
+            if n <= 0 {
+                return Err(ApiError::BadRequest(
+                    "limit must be a positive value".into(),
+                ));
+            }
+            Ok(u32::try_from(n).unwrap_or(u32::MAX))
+        }
+    }
+}
+
+fn field_params(form: &Form) -> Result<FieldParams, ApiError> {
+    let b = params::bounds(form, now_ns())?;
+    if b.end < b.start {
+        return Err(params::ParamError::EndBeforeStart.into());
+    }
+    let line_limit = positive(form, "line_limit", DEFAULT_LINE_LIMIT)?;
+    let limit = match form.get("limit") {
+        "" => positive(form, "field_limit", DEFAULT_FIELD_LIMIT)?,
+        _ => positive(form, "limit", DEFAULT_FIELD_LIMIT)?,
+    };
+    params::check_max_entries(line_limit)?;
+    let log = match logql_parser::parse(form.get("query"))? {
+        Expr::Log(log) => log,
+        Expr::Metric(_) => {
+            return Err(ApiError::BadRequest(
+                "parse error : only log queries are supported".into(),
+            ));
+        }
+    };
+    Ok(FieldParams {
+        log,
+        start: b.start,
+        end: b.end,
+        line_limit,
+        limit,
+    })
+}
+
+/// `GET /loki/api/v1/detected_fields`.
+///
+/// # Errors
+/// Bad parameters or queries (400), backend failures.
+pub async fn detected_fields(
+    State(state): State<AppState>,
+    form: Form,
+) -> Result<Response, ApiError> {
+    let p = field_params(&form)?;
+    let fetched = logs::fetch(&state, &p.log, p.start, p.end, p.line_limit as usize).await?;
+    let found = fields::detect(&fetched.streams, p.limit as usize);
+    if found.is_empty() {
+        return Ok(empty_object());
+    }
+    let list: Vec<serde_json::Value> = found
+        .into_iter()
+        .map(|(label, f)| {
+            let mut o = serde_json::json!({
+                "label": label,
+                "type": f.kind,
+                "cardinality": f.values.len(),
+                "parsers": f.parsers.filter(|p| !p.is_empty()),
+            });
+            if let Some(path) = f.json_path {
+                o["jsonPath"] = serde_json::json!(path);
+            }
+            o
+        })
+        .collect();
+    let out = serde_json::to_vec(&serde_json::json!({"fields": list, "limit": p.limit}))
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(json_response(out))
+}
+
+/// `GET /loki/api/v1/detected_field/{name}/values`.
+///
+/// # Errors
+/// Bad parameters or queries (400), backend failures.
+pub async fn detected_field_values(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    form: Form,
+) -> Result<Response, ApiError> {
+    let p = field_params(&form)?;
+    let fetched = logs::fetch(&state, &p.log, p.start, p.end, p.line_limit as usize).await?;
+    let values = fields::values(&fetched.streams, &name, p.limit as usize);
+    if values.is_empty() {
+        return Ok(empty_object());
+    }
+    let out = serde_json::to_vec(&serde_json::json!({"limit": p.limit, "values": values}))
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(json_response(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(v: &[&str]) -> BTreeSet<String> {
+        v.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn id_labels_are_rejected() {
+        assert!(reject_label(&set(&[])));
+        assert!(reject_label(&set(&["12", "13", "14"])));
+        assert!(reject_label(&set(&[
+            "0f8fad5b-d9cb-469f-a165-70867728950e"
+        ])));
+        assert!(!reject_label(&set(&["0", "1"])));
+        assert!(!reject_label(&set(&["12", "api"])));
+        assert!(is_uuid("0f8fad5bd9cb469fa16570867728950e"));
+        assert!(!is_uuid("not-a-uuid"));
+    }
+}

@@ -1,0 +1,102 @@
+//! `GET /loki/api/v1/drilldown-limits`: the limits Logs Drilldown reads at
+//! start-up, in Loki's bare-object shape, with lokivl's real values.
+//!
+//! Drilldown hides the Patterns tab when `pattern_ingester_enabled` is false;
+//! lokivl mines patterns on request, so it is true.
+
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::response::Response;
+
+use super::json_response;
+use super::metric::DEFAULT_MAX_QUERY_SERIES;
+use super::status::LOKI_VERSION;
+use crate::drilldown::discovery::{LEVEL_FIELDS, SERVICE_NAME_LABELS};
+use crate::params::{MAX_ENTRIES_LIMIT, MAX_QUERY_LENGTH_NS, duration::format_prometheus};
+
+/// Loki's default `volume_max_series`, enforced by `index/volume`.
+pub const VOLUME_MAX_SERIES: usize = 1000;
+
+/// The configuration the answer reports.
+#[derive(Debug, Clone, Copy)]
+pub struct LimitsConfig {
+    /// `--query-timeout`.
+    pub query_timeout: Duration,
+}
+
+/// OTel resource attributes Loki indexes by default (reported as `otlp_config`).
+const OTLP_INDEX_LABELS: &[&str] = &[
+    "service.name",
+    "service.namespace",
+    "service.instance.id",
+    "deployment.environment",
+    "deployment.environment.name",
+    "cloud.region",
+    "cloud.availability_zone",
+    "k8s.cluster.name",
+    "k8s.namespace.name",
+    "k8s.pod.name",
+    "k8s.container.name",
+    "container.name",
+    "k8s.replicaset.name",
+    "k8s.deployment.name",
+    "k8s.statefulset.name",
+    "k8s.daemonset.name",
+    "k8s.cronjob.name",
+    "k8s.job.name",
+];
+
+/// The answer body.
+pub fn body(c: LimitsConfig) -> serde_json::Value {
+    let timeout = i64::try_from(c.query_timeout.as_nanos()).unwrap_or(i64::MAX);
+    serde_json::json!({
+        "limits": {
+            "discover_log_levels": true,
+            "discover_service_name": SERVICE_NAME_LABELS,
+            "log_level_fields": LEVEL_FIELDS,
+            "max_entries_limit_per_query": MAX_ENTRIES_LIMIT,
+            "max_line_size_truncate": false,
+            "max_query_bytes_read": "0B",
+            "max_query_length": format_prometheus(MAX_QUERY_LENGTH_NS),
+            "max_query_lookback": "0s",
+            "max_query_range": "0s",
+            "max_query_series": DEFAULT_MAX_QUERY_SERIES,
+            "metric_aggregation_enabled": false,
+            "otlp_config": {"resource_attributes": {"attributes_config": [
+                {"action": "index_label", "attributes": OTLP_INDEX_LABELS}
+            ]}},
+            "pattern_persistence_enabled": false,
+            "query_timeout": format_prometheus(timeout),
+            "retention_period": "0s",
+            "volume_enabled": true,
+            "volume_max_series": VOLUME_MAX_SERIES,
+        },
+        "pattern_ingester_enabled": true,
+        "version": LOKI_VERSION,
+    })
+}
+
+/// `GET /loki/api/v1/drilldown-limits`.
+pub async fn drilldown_limits(State(c): State<LimitsConfig>) -> Response {
+    let mut out = serde_json::to_vec(&body(c)).unwrap_or_default();
+    out.push(b'\n');
+    json_response(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_real_limits() {
+        let b = body(LimitsConfig {
+            query_timeout: Duration::from_secs(90),
+        });
+        assert_eq!(b["limits"]["query_timeout"], "1m30s");
+        assert_eq!(b["limits"]["max_query_length"], "30d1h");
+        assert_eq!(b["limits"]["max_entries_limit_per_query"], 5000);
+        assert_eq!(b["pattern_ingester_enabled"], true);
+        assert_eq!(b["limits"]["discover_service_name"][0], "service");
+    }
+}

@@ -1,0 +1,104 @@
+//! `GET /loki/api/v1/patterns`: log patterns mined with Drain
+//! ([`crate::drilldown::drain`]) over the newest [`MAX_PATTERN_LINES`]
+//! lines of the selector, one miner per `detected_level`.
+//!
+//! Counts per step are exact for the lines mined. When the bound is reached
+//! the answer says so in `warnings` (Loki mines every line at ingest, so this
+//! is lokivl's documented difference).
+
+use std::collections::BTreeMap;
+
+use axum::extract::State;
+use axum::response::Response;
+
+use super::{AppState, json_response};
+use crate::backend::Endpoint;
+use crate::drilldown::discovery::detected_level;
+use crate::drilldown::drain::Drain;
+use crate::drilldown::streams::{derive_labels, select};
+use crate::error::ApiError;
+use crate::labels::sanitize_label_name;
+use crate::ndjson::{Decoder, Rows};
+use crate::params::{self, Form, timestamp::now_ns};
+
+/// Lines mined at most per request (the newest ones).
+pub const MAX_PATTERN_LINES: usize = 50_000;
+
+/// `GET /loki/api/v1/patterns`.
+///
+/// # Errors
+/// Bad parameters or selectors (400), backend failures.
+pub async fn patterns(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
+    let p = params::range_params(&form, now_ns())?;
+    let sel = select(form.get("query"), false)?;
+    let (start, end, step) = (p.bounds.start, p.bounds.end, p.step);
+    let mut miners: BTreeMap<String, Drain> = BTreeMap::new();
+    let mut read = 0usize;
+    if end > start {
+        let (s, e, n) = (
+            start.to_string(),
+            (end - 1).to_string(),
+            MAX_PATTERN_LINES.to_string(),
+        );
+        let form = [
+            ("query", sel.vl_query.as_str()),
+            ("start", s.as_str()),
+            ("end", e.as_str()),
+            ("limit", n.as_str()),
+        ];
+        let mut body = state.backend.post_form(Endpoint::Query, &form).await?;
+        let mut rows = Rows::new();
+        Decoder::new()
+            .decode(&mut body, &mut rows)
+            .map_err(|e| ApiError::BackendFailed {
+                status: http::StatusCode::BAD_GATEWAY,
+                message: e.to_string(),
+            })?;
+        read = rows.rows.len();
+        // Oldest first, as the pattern ingester sees them.
+        let mut order: Vec<usize> = (0..rows.rows.len()).collect();
+        order.sort_by_key(|&i| rows.rows[i].time_ns);
+        for i in order {
+            let row = &rows.rows[i];
+            let labels = derive_labels(row.stream)?;
+            if !sel.keeps(&labels) {
+                continue;
+            }
+            let fields: Vec<(String, String)> = rows
+                .fields_of(row)
+                .iter()
+                .map(|(k, v)| (sanitize_label_name(k).into_owned(), (*v).to_owned()))
+                .collect();
+            let level = detected_level(&labels, &fields, row.msg);
+            let bucket = row.time_ns - row.time_ns.rem_euclid(step);
+            miners.entry(level).or_default().train(row.msg, bucket);
+        }
+    }
+    let mut found: Vec<(u64, serde_json::Value)> = Vec::new();
+    for (level, d) in &miners {
+        for c in d.clusters() {
+            let total: u64 = c.counts.values().sum();
+            let samples: Vec<(i64, u64)> = c
+                .counts
+                .iter()
+                .map(|(b, n)| (b.div_euclid(1_000_000_000), *n))
+                .collect();
+            found.push((
+                total,
+                serde_json::json!({"pattern": c.pattern(), "level": level, "samples": samples}),
+            ));
+        }
+    }
+    found.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut body = serde_json::json!({
+        "status": "success",
+        "data": found.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
+    });
+    if read >= MAX_PATTERN_LINES {
+        body["warnings"] = serde_json::json!([format!(
+            "lokivl mined patterns over the newest {MAX_PATTERN_LINES} lines of the range only; narrow the selector or the time range for complete counts"
+        )]);
+    }
+    let out = serde_json::to_vec(&body).map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(json_response(out))
+}

@@ -1,0 +1,416 @@
+//! `index/volume` and `index/volume_range`: bytes of log lines per series or
+//! per label, in the Prometheus vector/matrix shape Loki's query frontend gives.
+//!
+//! VictoriaLogs computes exact line bytes per stream (and per step bucket)
+//! with `stats by (_stream) sum_len(_msg)`; the proxy derives Loki's labels
+//! (names sanitized, `service_name` and, when asked for, `detected_level`
+//! added), applies matchers on those synthesized labels, groups as Loki's
+//! TSDB index does, sorts by value then name and keeps `limit`.
+//! Loki reports chunk sizes rounded to KiB; lokivl reports exact bytes.
+
+use std::collections::BTreeMap;
+
+use axum::response::Response;
+use http::StatusCode;
+
+use super::drilldown_limits::VOLUME_MAX_SERIES;
+use super::{AppState, json_response};
+use crate::backend::Endpoint;
+use crate::drilldown::discovery::{DETECTED_LEVEL, LEVEL_FIELDS, UNKNOWN_LEVEL, normalize_level};
+use crate::drilldown::streams::{Selection, derive_labels, select};
+use crate::encode::stats::{Summary, write_stats_field};
+use crate::error::ApiError;
+use crate::labels::write_label_string;
+use crate::metric::json::format_time;
+use crate::params::{self, Form, timestamp::now_ns};
+
+/// Loki's default volume `limit`.
+pub const DEFAULT_LIMIT: usize = 100;
+
+/// Entries and bytes of one derived label set (in one bucket).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamStats {
+    /// Loki labels with `service_name` (and `detected_level` when asked for).
+    pub labels: Vec<(String, String)>,
+    /// Bucket start in ns (`None` for the whole range).
+    pub bucket: Option<i64>,
+    /// Entries.
+    pub entries: u64,
+    /// Bytes of log lines.
+    pub bytes: u64,
+}
+
+fn bad_gateway(message: String) -> ApiError {
+    ApiError::BackendFailed {
+        status: StatusCode::BAD_GATEWAY,
+        message,
+    }
+}
+
+/// Entries and line bytes per stream (and bucket) for `sel` over `[start, end]`.
+///
+/// # Errors
+/// Backend failures and malformed answers.
+pub async fn stream_stats(
+    state: &AppState,
+    sel: &Selection,
+    start: i64,
+    end: i64,
+    step: Option<i64>,
+    with_level: bool,
+) -> Result<Vec<StreamStats>, ApiError> {
+    if end < start {
+        return Ok(Vec::new());
+    }
+    let mut by: Vec<String> = Vec::new();
+    if let Some(step) = step {
+        by.push(format!("_time:{step}ns"));
+    }
+    by.push("_stream".to_owned());
+    if with_level {
+        by.push(logsql_ast::quote(DETECTED_LEVEL));
+        by.extend(LEVEL_FIELDS.iter().map(|f| logsql_ast::quote(f)));
+    }
+    let q = format!(
+        "{} | stats by ({}) count() as e, sum_len(_msg) as b",
+        sel.vl_query,
+        by.join(", ")
+    );
+    let (s, e) = (start.to_string(), end.to_string());
+    let form = [
+        ("query", q.as_str()),
+        ("start", s.as_str()),
+        ("end", e.as_str()),
+    ];
+    let body = state.backend.post_form(Endpoint::Query, &form).await?;
+    let mut out = Vec::new();
+    for line in body[..]
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+    {
+        let row: BTreeMap<String, String> = serde_json::from_slice(line)
+            .map_err(|e| bad_gateway(format!("invalid stats row: {e}")))?;
+        let get = |k: &str| row.get(k).map_or("", String::as_str);
+        let mut labels = derive_labels(match get("_stream") {
+            "" => "{}",
+            s => s,
+        })?;
+        if with_level {
+            let level = std::iter::once(DETECTED_LEVEL)
+                .chain(LEVEL_FIELDS.iter().copied())
+                .map(get)
+                .find(|v| !v.is_empty())
+                .map_or_else(
+                    || UNKNOWN_LEVEL.to_owned(),
+                    |v| normalize_level(v).into_owned(),
+                );
+            labels.retain(|(k, _)| k != DETECTED_LEVEL);
+            let at = labels.partition_point(|(k, _)| k.as_str() < DETECTED_LEVEL);
+            labels.insert(at, (DETECTED_LEVEL.to_owned(), level));
+        }
+        if !sel.keeps(&labels) {
+            continue;
+        }
+        let bucket = match step {
+            Some(_) => Some(
+                crate::ndjson::time::parse_rfc3339_nanos(get("_time"))
+                    .ok_or_else(|| bad_gateway(format!("bad bucket time {:?}", get("_time"))))?,
+            ),
+            None => None,
+        };
+        let num = |k: &str| {
+            get(k)
+                .parse::<u64>()
+                .map_err(|e| bad_gateway(format!("bad {k}: {e}")))
+        };
+        out.push(StreamStats {
+            labels,
+            bucket,
+            entries: num("e")?,
+            bytes: num("b")?,
+        });
+    }
+    Ok(out)
+}
+
+/// Volume request parameters (Loki's `ParseVolume*Query`).
+#[derive(Debug)]
+struct VolumeParams {
+    sel: Selection,
+    start: i64,
+    end: i64,
+    limit: usize,
+    targets: Vec<String>,
+    by_series: bool,
+}
+
+fn volume_params(form: &Form) -> Result<VolumeParams, ApiError> {
+    let limit = match form.get("limit") {
+        "" | "0" => DEFAULT_LIMIT,
+        raw => {
+            let n: i64 = raw.parse().map_err(|_| {
+                ApiError::BadRequest(format!("strconv.Atoi: parsing {raw:?}: invalid syntax"))
+            })?;
+            if n <= 0 {
+                return Err(ApiError::BadRequest(
+                    "limit must be a positive value".into(),
+                ));
+            }
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }
+    };
+    let b = params::bounds(form, now_ns())?;
+    if b.end < b.start {
+        return Err(params::ParamError::EndBeforeStart.into());
+    }
+    let by_series = match form.get("aggregateBy") {
+        "" | "series" => true,
+        "labels" => false,
+        _ => return Err(ApiError::BadRequest("invalid aggregation option".into())),
+    };
+    let targets: Vec<String> = form
+        .get("targetLabels")
+        .split(',')
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let sel = select(form.get("query"), false)?;
+    Ok(VolumeParams {
+        sel,
+        start: b.start,
+        end: b.end,
+        limit,
+        targets,
+        by_series,
+    })
+}
+
+/// Groups stream stats as Loki's index does: by series restricted to the
+/// matcher (or target) labels, or per label name.
+fn group(p: &VolumeParams, rows: &[StreamStats]) -> BTreeMap<Option<i64>, BTreeMap<String, u64>> {
+    let keep: Vec<&str> = if p.targets.is_empty() {
+        p.sel.names.iter().map(String::as_str).collect()
+    } else {
+        p.targets.iter().map(String::as_str).collect()
+    };
+    let include_all = p.sel.all && p.targets.is_empty();
+    let mut out: BTreeMap<Option<i64>, BTreeMap<String, u64>> = BTreeMap::new();
+    for r in rows {
+        let buckets = out.entry(r.bucket).or_default();
+        if p.by_series {
+            let mut name = Vec::new();
+            write_label_string(
+                &mut name,
+                r.labels
+                    .iter()
+                    .filter(|(k, _)| include_all || keep.contains(&k.as_str()))
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            );
+            *buckets
+                .entry(String::from_utf8_lossy(&name).into_owned())
+                .or_default() += r.bytes;
+        } else {
+            for (k, _) in &r.labels {
+                if p.targets.is_empty() || keep.contains(&k.as_str()) {
+                    *buckets.entry(k.clone()).or_default() += r.bytes;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Sorts by value desc then name and keeps `limit` (Loki's `MapToVolumeResponse`).
+fn top(volumes: BTreeMap<String, u64>, limit: usize) -> Result<Vec<(String, u64)>, ApiError> {
+    if volumes.len() > VOLUME_MAX_SERIES {
+        return Err(ApiError::BadRequest(format!(
+            "the query hit the max number of series limit (limit: {VOLUME_MAX_SERIES} series)"
+        )));
+    }
+    let mut v: Vec<(String, u64)> = volumes.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v.truncate(limit);
+    Ok(v)
+}
+
+fn needs_level(p: &VolumeParams) -> bool {
+    p.sel.needs_level() || p.targets.iter().any(|t| t == DETECTED_LEVEL)
+}
+
+/// `GET /loki/api/v1/index/volume`.
+///
+/// # Errors
+/// Bad parameters (400), too many series (400), backend failures.
+pub async fn volume(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    form: Form,
+) -> Result<Response, ApiError> {
+    let p = volume_params(&form)?;
+    let rows = stream_stats(&state, &p.sel, p.start, p.end, None, needs_level(&p)).await?;
+    let grouped = group(&p, &rows).remove(&None).unwrap_or_default();
+    let series: Vec<(String, Vec<(i64, u64)>)> = top(grouped, p.limit)?
+        .into_iter()
+        .map(|(n, v)| (n, vec![(p.end, v)]))
+        .collect();
+    Ok(json_response(write(&series, p.by_series)))
+}
+
+/// `GET /loki/api/v1/index/volume_range`.
+///
+/// # Errors
+/// Bad parameters (400), too many series (400), backend failures.
+pub async fn volume_range(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    form: Form,
+) -> Result<Response, ApiError> {
+    let p = volume_params(&form)?;
+    let rp = params::range_params(&form, now_ns())?;
+    let step = rp.step;
+    let rows = stream_stats(&state, &p.sel, p.start, p.end, Some(step), needs_level(&p)).await?;
+    let mut by_name: BTreeMap<String, Vec<(i64, u64)>> = BTreeMap::new();
+    for (bucket, volumes) in group(&p, &rows) {
+        let b = bucket.unwrap_or(p.start);
+        // Loki stamps a bucket with its end (one millisecond before the next
+        // bucket), the last one with the request's end.
+        let ts = (b + step - 1_000_000).min(p.end);
+        for (name, v) in top(volumes, p.limit)? {
+            by_name.entry(name).or_default().push((ts, v));
+        }
+    }
+    let mut series: Vec<(String, Vec<(i64, u64)>)> = by_name.into_iter().collect();
+    series.sort_by(|a, b| b.1[0].1.cmp(&a.1[0].1).then_with(|| a.0.cmp(&b.0)));
+    Ok(json_response(write(&series, p.by_series)))
+}
+
+/// Writes the frontend's Prometheus answer: `vector` unless a series has several points.
+fn write(series: &[(String, Vec<(i64, u64)>)], by_series: bool) -> Vec<u8> {
+    let matrix = series.iter().any(|(_, pts)| pts.len() > 1);
+    let mut out = Vec::with_capacity(256 + series.len() * 96);
+    out.extend_from_slice(br#"{"status":"success","data":{"resultType":""#);
+    out.extend_from_slice(if matrix { b"matrix" } else { b"vector" });
+    out.extend_from_slice(br#"","result":["#);
+    for (i, (name, pts)) in series.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(br#"{"metric":"#);
+        let metric: BTreeMap<String, String> = if by_series {
+            crate::labels::parse_stream(name)
+                .map(|l| {
+                    l.into_iter()
+                        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            BTreeMap::from([(name.clone(), String::new())])
+        };
+        let _ = serde_json::to_writer(&mut out, &metric);
+        let sample = |out: &mut Vec<u8>, (ts, v): &(i64, u64)| {
+            out.extend_from_slice(format!("[{},\"{v}\"]", format_time(*ts)).as_bytes());
+        };
+        if matrix {
+            out.extend_from_slice(br#","values":["#);
+            for (j, p) in pts.iter().enumerate() {
+                if j > 0 {
+                    out.push(b',');
+                }
+                sample(&mut out, p);
+            }
+            out.push(b']');
+        } else {
+            out.extend_from_slice(br#","value":"#);
+            if let Some(p) = pts.first() {
+                sample(&mut out, p);
+            }
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],");
+    write_stats_field(&mut out, &Summary::default());
+    out.extend_from_slice(b"}}");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(labels: &[(&str, &str)], bytes: u64) -> StreamStats {
+        StreamStats {
+            labels: labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            bucket: None,
+            entries: 1,
+            bytes,
+        }
+    }
+
+    fn params(q: &str) -> VolumeParams {
+        let mut f = Form::default();
+        f.extend_urlencoded(q.as_bytes());
+        volume_params(&f).unwrap()
+    }
+
+    #[test]
+    fn groups_by_matcher_labels_or_label_names() {
+        let rows = [
+            row(&[("app", "a"), ("env", "p"), ("service_name", "a")], 10),
+            row(&[("app", "a"), ("env", "d"), ("service_name", "a")], 5),
+            row(&[("app", "b"), ("service_name", "b")], 20),
+        ];
+        let p = params("query=%7Bservice_name%3D~%22.%2B%22%7D");
+        let g = group(&p, &rows).remove(&None).unwrap();
+        let t = top(g, 100).unwrap();
+        assert_eq!(
+            t,
+            vec![
+                (r#"{service_name="b"}"#.to_owned(), 20),
+                (r#"{service_name="a"}"#.to_owned(), 15)
+            ]
+        );
+        let p = params("query=%7Bapp%3D~%22.%2B%22%7D&aggregateBy=labels");
+        let t = top(group(&p, &rows).remove(&None).unwrap(), 2).unwrap();
+        assert_eq!(
+            t,
+            vec![("app".to_owned(), 35), ("service_name".to_owned(), 35)]
+        );
+        let p = params("query=%7Bapp%3D~%22.%2B%22%7D&targetLabels=env");
+        let t = top(group(&p, &rows).remove(&None).unwrap(), 100).unwrap();
+        assert_eq!(t[0], ("{}".to_owned(), 20));
+    }
+
+    #[test]
+    fn parameter_errors() {
+        let mut f = Form::default();
+        f.extend_urlencoded(b"aggregateBy=x");
+        assert_eq!(
+            volume_params(&f).unwrap_err().to_string(),
+            "invalid aggregation option"
+        );
+        let mut f = Form::default();
+        f.extend_urlencoded(b"limit=-1");
+        assert_eq!(
+            volume_params(&f).unwrap_err().to_string(),
+            "limit must be a positive value"
+        );
+    }
+
+    #[test]
+    fn writes_vector_sorted() {
+        let out = write(
+            &[(
+                r#"{app="a"}"#.to_owned(),
+                vec![(1_700_000_000_000_000_000, 42)],
+            )],
+            true,
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["data"]["resultType"], "vector");
+        assert_eq!(v["data"]["result"][0]["metric"]["app"], "a");
+        assert_eq!(v["data"]["result"][0]["value"][1], "42");
+        assert_eq!(v["data"]["result"][0]["value"][0], 1_700_000_000.0);
+    }
+}
