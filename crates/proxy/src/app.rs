@@ -1,6 +1,7 @@
 //! The router (routes, shared state, the server layers) and the HTTP server loop.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -18,6 +19,7 @@ use crate::handler::{AppState, format_query, metadata, query, status};
 use crate::handler::{detected, drilldown_limits, patterns, stats, volume};
 use crate::metrics::Metrics;
 use crate::push::{self, PushState};
+use crate::response_cache::{self, ResponseCache};
 use crate::server::{headers, health, observe, protect};
 
 /// Request head buffer: Drilldown's pipelines make GET URLs far longer than 8 KiB.
@@ -124,8 +126,13 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
     } else {
         api.route("/metrics", get(status::metrics))
     };
+    let response_cache = Arc::new(ResponseCache::new(settings.cache, state.metrics.clone()));
     let api = api
         .fallback(status::not_found)
+        .layer(middleware::from_fn_with_state(
+            response_cache,
+            response_cache::layer,
+        ))
         .layer(middleware::from_fn_with_state(guard, protect::protect))
         .layer(middleware::from_fn(headers::secure))
         .layer(middleware::from_fn_with_state(

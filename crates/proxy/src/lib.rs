@@ -22,5 +22,6 @@ pub mod params;
 pub mod template;
 pub mod pipeline;
 pub mod push;
+pub mod response_cache;
 pub mod server;
 pub mod tenant;
