@@ -584,6 +584,19 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 
+    /// The settings file shipped for the systemd unit loads and validates.
+    #[test]
+    fn packaged_settings_file_is_valid() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../packaging/lokivl.yaml");
+        let s = Config::load(["lokivl", "--config-file", path])
+            .unwrap()
+            .validate()
+            .unwrap();
+        assert_eq!(s.listen.port(), 3100);
+        assert_eq!(s.metrics_listen, Some("127.0.0.1:9101".parse().unwrap()));
+        assert!(!s.enable_push);
+    }
+
     /// `docs/configuration.md` has exactly one row per flag, with its variable and default.
     #[test]
     fn configuration_doc_matches_the_cli() {
