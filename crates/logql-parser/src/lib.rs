@@ -71,24 +71,21 @@ pub fn parse_unvalidated(input: &str) -> Result<Expr, ParseError> {
     // Fast path without attempt tracking; only a failed parse is run again with
     // it, to find the farthest token reached (Loki's error position).
     pest::set_error_detail(false);
-    let mut pairs = match grammar::LogqlParser::parse(grammar::Rule::root, input) {
-        Ok(pairs) => pairs,
-        Err(_) => {
-            pest::set_error_detail(true);
-            let err = grammar::LogqlParser::parse(grammar::Rule::root, input).map(|_| ());
-            pest::set_error_detail(false);
-            return Err(match err {
-                Err(e) => {
-                    let pos = match e.location {
-                        pest::error::InputLocation::Pos(p) => p,
-                        pest::error::InputLocation::Span((s, _)) => s,
-                    };
-                    let farthest = e.parse_attempts().map_or(pos, |a| a.max_position.max(pos));
-                    syntax_error::syntax_error(input, farthest)
-                }
-                Ok(()) => ParseError::Semantic("syntax error".into()),
-            });
-        }
+    let Ok(mut pairs) = grammar::LogqlParser::parse(grammar::Rule::root, input) else {
+        pest::set_error_detail(true);
+        let err = grammar::LogqlParser::parse(grammar::Rule::root, input).map(|_| ());
+        pest::set_error_detail(false);
+        return Err(match err {
+            Err(e) => {
+                let pos = match e.location {
+                    pest::error::InputLocation::Pos(p) => p,
+                    pest::error::InputLocation::Span((s, _)) => s,
+                };
+                let farthest = e.parse_attempts().map_or(pos, |a| a.max_position.max(pos));
+                syntax_error::syntax_error(input, farthest)
+            }
+            Ok(()) => ParseError::Semantic("syntax error".into()),
+        });
     };
     limits::check_operators(&pairs)?;
     let root = pairs
