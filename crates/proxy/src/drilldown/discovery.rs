@@ -55,7 +55,7 @@ pub const UNKNOWN_SERVICE: &str = "unknown_service";
 pub const UNKNOWN_LEVEL: &str = "unknown";
 
 /// The `service_name` Loki would give a stream with `labels` (Loki names).
-pub fn service_name<'a>(labels: &'a [(String, String)]) -> &'a str {
+pub fn service_name(labels: &[(String, String)]) -> &str {
     let get = |n: &str| labels.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
     if let Some(v) = get(SERVICE_NAME) {
         return v;

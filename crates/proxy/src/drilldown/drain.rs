@@ -148,8 +148,7 @@ impl Drain {
 
     fn insert(&mut self, tokens: &[&str], id: usize) {
         let mut node = self.root.entry(tokens.len()).or_default();
-        let mut depth = 1;
-        for t in tokens {
+        for (depth, t) in (1..).zip(tokens.iter()) {
             if depth >= DEPTH || depth >= tokens.len() {
                 break;
             }
@@ -169,7 +168,6 @@ impl Drain {
                 PARAM.to_owned()
             };
             node = node.children.entry(key).or_default();
-            depth += 1;
         }
         node.clusters.push(id);
     }

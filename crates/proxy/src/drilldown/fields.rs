@@ -54,17 +54,24 @@ pub fn determine_type(v: &str) -> &'static str {
     }
 }
 
-/// The labels parsing `line` again yields (Loki's `parseEntry`): json if the
-/// line is a JSON object that parses cleanly, else logfmt, else nothing.
-/// Returns the labels, the parser name and JSON paths by label.
-pub fn reparse(
-    stream: &[(String, String)],
-    line: &str,
-) -> (
+/// Labels, the parser that produced them, and JSON paths by label.
+pub type Reparsed = (
     Vec<(String, String)>,
     Option<&'static str>,
     BTreeMap<String, Vec<String>>,
-) {
+);
+
+/// Values by field, the parser, and JSON paths by field.
+type EntryFields = (
+    BTreeMap<String, Vec<String>>,
+    Option<&'static str>,
+    BTreeMap<String, Vec<String>>,
+);
+
+/// The labels parsing `line` again yields (Loki's `parseEntry`): json if the
+/// line is a JSON object that parses cleanly, else logfmt, else nothing.
+/// Returns the labels, the parser name and JSON paths by label.
+pub fn reparse(stream: &[(String, String)], line: &str) -> Reparsed {
     let mut lbs = LabelsBuilder::new();
     lbs.reset(stream.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let hints = Hints::default();
@@ -145,14 +152,7 @@ fn json_paths(line: &str, stream: &[(String, String)]) -> BTreeMap<String, Vec<S
 }
 
 /// The parsed labels of an entry: the query's own parsed labels plus a fresh parse.
-fn entry_fields(
-    stream: &[(String, String)],
-    e: &Entry,
-) -> (
-    BTreeMap<String, Vec<String>>,
-    Option<&'static str>,
-    BTreeMap<String, Vec<String>>,
-) {
+fn entry_fields(stream: &[(String, String)], e: &Entry) -> EntryFields {
     let mut parsed: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (k, v) in &e.parsed {
         if k != ERROR && k != ERROR_DETAILS && k != PRESERVE_ERROR {

@@ -89,7 +89,7 @@ pub async fn patterns(State(state): State<AppState>, form: Form) -> Result<Respo
             ));
         }
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     let mut body = serde_json::json!({
         "status": "success",
         "data": found.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
