@@ -7,8 +7,8 @@ use std::time::Duration;
 use axum::Router;
 use axum::middleware;
 use axum::routing::{any, get};
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
@@ -36,6 +36,9 @@ pub enum BuildError {
     /// A metric definition was rejected (a defect).
     #[error("registering metrics failed: {0}")]
     Metrics(#[from] prometheus::Error),
+    /// The tenant map or default tenant is unusable.
+    #[error("tenancy: {0}")]
+    Tenant(#[from] crate::tenant::config::TenantConfigError),
 }
 
 /// The API router, and the admin router when `/metrics` has its own listener.
@@ -63,6 +66,11 @@ pub fn router(settings: Settings) -> Result<Router, BuildError> {
 /// [`BuildError`] if the metrics registry cannot be built.
 pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
     let metrics = Metrics::new()?;
+    let tenants = settings.tenant.resolver()?;
+    let tail_upstream = crate::tail::upstream::Upstream::new(
+        settings.backend.clone(),
+        settings.backend_options.authorization.clone(),
+    );
     let options = BackendOptions {
         timeout: settings.backend_timeout,
         ..settings.backend_options
@@ -76,6 +84,12 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
         })
     } else {
         any(status::push)
+    };
+    let tail_state = crate::tail::TailState {
+        backend: backend.clone(),
+        upstream: tail_upstream,
+        settings: std::sync::Arc::new(settings.tail.clone()),
+        slots: crate::tail::slots::Slots::default(),
     };
     let state = AppState { backend, metrics };
     let separate_metrics = settings.metrics_listen.is_some();
@@ -118,6 +132,10 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
         .route("/loki/api/v1/detected_field/{name}/values", get(detected::detected_field_values))
         .route("/loki/api/v1/patterns", get(patterns::patterns))
         .route("/loki/api/v1/drilldown-limits", get(drilldown_limits::drilldown_limits).with_state(drilldown_limits::LimitsConfig { query_timeout: settings.limits.query_timeout }))
+        .route(
+            "/loki/api/v1/tail",
+            get(crate::handler::tail::tail).with_state(tail_state),
+        )
         .route("/loki/api/v1/push", push_route)
         .route("/ready", get(status::ready))
         .route("/health", get(health::health));
@@ -134,6 +152,11 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
             response_cache::layer,
         ))
         .layer(middleware::from_fn_with_state(guard, protect::protect))
+        // Outside `protect`, so rate limits are keyed by the mapped tenant.
+        .layer(middleware::from_fn_with_state(
+            tenants,
+            crate::tenant::resolve,
+        ))
         .layer(middleware::from_fn(headers::secure))
         .layer(middleware::from_fn_with_state(
             state.metrics.clone(),
@@ -171,11 +194,13 @@ pub async fn serve(
                 };
                 let _ = stream.set_nodelay(true);
                 let service = TowerToHyperService::new(router.clone());
-                let mut builder = http1::Builder::new();
-                builder.timer(TokioTimer::new()).max_buf_size(MAX_HEAD_BYTES).max_headers(MAX_HEADERS);
-                // No `with_upgrades` yet: hyper-util 0.1 cannot drain upgradeable connections
-                // gracefully; the websocket tail will need the `auto` builder.
-                let conn = builder.serve_connection(TokioIo::new(stream), service);
+                // hyper-util's `auto` builder, HTTP/1 only: its upgradeable connections (the tail
+                // WebSocket) can be drained by `GracefulShutdown`, plain http1 ones cannot.
+                let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
+                builder.http1().timer(TokioTimer::new()).max_buf_size(MAX_HEAD_BYTES).max_headers(MAX_HEADERS);
+                let conn = builder
+                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                    .into_owned();
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {
                     if let Err(e) = conn.await {

@@ -146,6 +146,9 @@ pub enum BackendError {
         /// A hint for `Retry-After`.
         retry_after: Duration,
     },
+    /// The call cannot be made for this request (e.g. a stats call over several tenants): 400.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 impl BackendError {
@@ -158,7 +161,8 @@ impl BackendError {
             Self::Request(_)
             | Self::TooLarge { .. }
             | Self::CircuitOpen { .. }
-            | Self::Overloaded { .. } => false,
+            | Self::Overloaded { .. }
+            | Self::Unsupported(_) => false,
         }
     }
 }
@@ -279,6 +283,22 @@ impl Backend {
         endpoint: Endpoint,
         form: &[(&str, &str)],
     ) -> Result<BytesMut, BackendError> {
+        // `X-Scope-OrgID: a|b`: one call per tenant, merged (see `tenant::fanout`).
+        if let Some(t) = crate::tenant::current().filter(crate::tenant::Tenant::is_multi) {
+            return crate::tenant::fanout::post_form(self, endpoint, form, &t).await;
+        }
+        self.post_form_one(endpoint, form).await
+    }
+
+    /// [`Backend::post_form`] for the current single tenant, without fan-out.
+    ///
+    /// # Errors
+    /// As [`Backend::post_form`].
+    pub async fn post_form_one(
+        &self,
+        endpoint: Endpoint,
+        form: &[(&str, &str)],
+    ) -> Result<BytesMut, BackendError> {
         let body = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form)
             .finish();
@@ -322,6 +342,9 @@ impl Backend {
         mut req: Request<Full<Bytes>>,
     ) -> Result<BytesMut, BackendError> {
         let started = Instant::now();
+        // Every call carries the request's tenant; several tenants must fan out instead.
+        crate::tenant::apply_headers(req.headers_mut())
+            .map_err(|e| BackendError::Unsupported(e.to_string()))?;
         if let Some(auth) = &self.opts.authorization {
             req.headers_mut()
                 .insert(header::AUTHORIZATION, auth.clone());
@@ -335,9 +358,11 @@ impl Backend {
             }
             Err(BackendError::Timeout(_)) => Outcome::Timeout,
             Err(BackendError::Body(_) | BackendError::TooLarge { .. }) => Outcome::Body,
-            Err(BackendError::CircuitOpen { .. } | BackendError::Overloaded { .. }) => {
-                Outcome::Refused
-            }
+            Err(
+                BackendError::CircuitOpen { .. }
+                | BackendError::Overloaded { .. }
+                | BackendError::Unsupported(_),
+            ) => Outcome::Refused,
         };
         self.metrics
             .observe_backend(endpoint.name(), outcome, started.elapsed());

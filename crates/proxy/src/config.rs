@@ -97,6 +97,12 @@ pub struct Config {
     /// Serve `/metrics` on this separate address instead of the API listener.
     #[arg(long, env = "LOKIVL_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
+    /// Multi-tenancy: `--tenant-map`, `--tenant-map-reload`, `--default-tenant`.
+    #[command(flatten)]
+    pub tenancy: crate::tenant::TenantFlags,
+    /// Live tail: `--tail-*`.
+    #[command(flatten)]
+    pub tail: crate::tail::TailFlags,
     /// Bytes of cached answers and keys kept in memory (0 disables the response cache).
     #[arg(long, env = "LOKIVL_CACHE_MAX_BYTES", default_value_t = 268435456)]
     pub cache_max_bytes: u64,
@@ -153,6 +159,9 @@ pub enum ConfigError {
     /// `--tenant-rate` is negative or not a number.
     #[error("tenant rate must be a finite number >= 0")]
     Rate,
+    /// A tenancy or tail flag is unusable (bad map file, unknown default tenant, zero duration).
+    #[error("{0}")]
+    Tenancy(String),
 }
 
 /// Validated settings the service runs with.
@@ -176,6 +185,10 @@ pub struct Settings {
     pub enable_push: bool,
     /// A separate listener for `/metrics`.
     pub metrics_listen: Option<SocketAddr>,
+    /// Tenant mapping (`X-Scope-OrgID` to VictoriaLogs tenants).
+    pub tenant: crate::tenant::TenantSettings,
+    /// Live-tail limits.
+    pub tail: crate::tail::TailSettings,
     /// The response cache.
     pub cache: CacheSettings,
 }
@@ -317,6 +330,8 @@ impl Config {
             },
             enable_push: self.enable_push,
             metrics_listen: self.metrics_listen,
+            tenant: self.tenancy.validate().map_err(ConfigError::Tenancy)?,
+            tail: self.tail.validate().map_err(ConfigError::Tenancy)?,
             cache: CacheSettings {
                 max_bytes: self.cache_max_bytes,
                 ttl: self.cache_ttl,
@@ -382,6 +397,8 @@ impl Settings {
             backend_options: BackendOptions::with_timeout(Duration::from_secs(60)),
             enable_push: false,
             metrics_listen: None,
+            tenant: crate::tenant::TenantSettings::default(),
+            tail: crate::tail::TailSettings::default(),
             cache: CacheSettings::default(),
         })
     }

@@ -190,6 +190,7 @@ impl From<BackendError> for ApiError {
                 message: reason,
             },
             BackendError::Request(reason) => Self::Internal(reason),
+            BackendError::Unsupported(reason) => Self::Unsupported(reason),
             e @ BackendError::TooLarge { .. } => Self::BackendFailed {
                 status: StatusCode::BAD_GATEWAY,
                 message: e.to_string(),

@@ -9,6 +9,7 @@ pub mod patterns;
 pub mod query;
 pub mod stats;
 pub mod status;
+pub mod tail;
 pub mod volume;
 
 use axum::body::Body;

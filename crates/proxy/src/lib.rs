@@ -24,4 +24,5 @@ pub mod pipeline;
 pub mod push;
 pub mod response_cache;
 pub mod server;
+pub mod tail;
 pub mod tenant;

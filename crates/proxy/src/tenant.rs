@@ -1,48 +1,180 @@
-//! The one place a request's tenant is read.
+//! Multi-tenancy: `X-Scope-OrgID` to VictoriaLogs `AccountID`/`ProjectID`.
 //!
-//! Loki takes the tenant from `X-Scope-OrgID` and, with auth disabled (the
-//! usual single-binary set-up), uses `fake`. Mapping tenants to VictoriaLogs
-//! `AccountID`/`ProjectID` (issue 7) hooks in here: the server layer stores
-//! a [`Tenant`] in the request extensions for handlers and logs.
+//! Loki takes the tenant from `X-Scope-OrgID` (`a|b` for several). lokivl
+//! maps each id to a VictoriaLogs tenant: names through a map file
+//! ([`map`], reloaded when it changes), numeric ids (`12`, `12:34`) as they
+//! are, and refuses unknown names (fail closed). No header means
+//! `--default-tenant`. The [`resolve`] layer does this once per request,
+//! puts the resolved [`Tenant`] in the request extensions (for the rate
+//! limiter, handlers and a future cache key) and runs the rest of the request
+//! inside [`scope`], so every call to VictoriaLogs carries the tenant
+//! ([`apply_headers`]) and several tenants fan out ([`fanout`]).
 
-use http::HeaderMap;
+pub mod config;
+pub mod fanout;
+pub mod map;
+pub mod resolve;
+
+use std::sync::Arc;
+
+use http::{HeaderMap, HeaderValue};
+
+pub use self::config::{TenantFlags, TenantSettings};
+pub use self::resolve::{Resolver, TenantError, resolve};
 
 /// The header Grafana and logcli send the tenant in.
 pub const ORG_ID_HEADER: &str = "x-scope-orgid";
-/// Loki's tenant when none is sent and auth is disabled.
+/// Loki's tenant when none is sent and auth is disabled (shown in access logs).
 pub const DEFAULT_TENANT: &str = "fake";
+/// The label Loki adds to results of multi-tenant queries.
+pub const TENANT_LABEL: &str = "__tenant_id__";
+/// VictoriaLogs' tenant headers.
+pub const ACCOUNT_ID_HEADER: &str = "accountid";
+/// See [`ACCOUNT_ID_HEADER`].
+pub const PROJECT_ID_HEADER: &str = "projectid";
 /// Longest tenant id kept, in characters (Loki's limit is 150).
 const MAX_TENANT_LEN: usize = 150;
 
-/// A request's tenant id, as the client sent it (`a|b` for several).
+/// A VictoriaLogs tenant: the `AccountID`/`ProjectID` pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct VlTenant {
+    /// `AccountID`.
+    pub account_id: u32,
+    /// `ProjectID`.
+    pub project_id: u32,
+}
+
+impl std::fmt::Display for VlTenant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.account_id, self.project_id)
+    }
+}
+
+/// One tenant of a request: the id as the client named it and where its data lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tenant(pub String);
+pub struct Member {
+    /// The id as sent (`team-a`, `12`); the `__tenant_id__` value.
+    pub name: String,
+    /// The VictoriaLogs tenant it maps to.
+    pub vl: VlTenant,
+}
+
+/// A request's tenant(s).
+///
+/// Before resolution ([`Tenant::from_headers`]) it only holds the raw id for
+/// logs; after the [`resolve`] layer it holds the mapped members and its
+/// [`Tenant::as_str`] is the canonical key (`1:0`, `1:0|2:0`) used by the
+/// rate limiter and meant for cache keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tenant {
+    key: String,
+    members: Arc<[Member]>,
+}
 
 impl Tenant {
-    /// Reads the tenant from the request headers.
+    /// Reads the raw tenant id from the request headers (unresolved; for access logs).
     pub fn from_headers(headers: &HeaderMap) -> Self {
         let raw = headers
             .get(ORG_ID_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
             .filter(|v| !v.is_empty());
-        match raw {
-            Some(v) if v.len() <= MAX_TENANT_LEN => Self(v.to_owned()),
-            Some(v) => Self(v.chars().take(MAX_TENANT_LEN).collect()),
-            None => Self(DEFAULT_TENANT.to_owned()),
+        let key = match raw {
+            Some(v) if v.len() <= MAX_TENANT_LEN => v.to_owned(),
+            Some(v) => v.chars().take(MAX_TENANT_LEN).collect(),
+            None => DEFAULT_TENANT.to_owned(),
+        };
+        Self {
+            key,
+            members: Arc::from(Vec::new()),
         }
     }
 
-    /// The id as a string.
-    pub fn as_str(&self) -> &str {
-        &self.0
+    /// A resolved tenant: `members` sorted by name and de-duplicated by the caller.
+    pub fn resolved(members: Vec<Member>) -> Self {
+        let mut vls: Vec<String> = members.iter().map(|m| m.vl.to_string()).collect();
+        vls.sort();
+        vls.dedup();
+        Self {
+            key: vls.join("|"),
+            members: Arc::from(members),
+        }
     }
+
+    /// The id: raw before resolution, the canonical VictoriaLogs key after.
+    pub fn as_str(&self) -> &str {
+        &self.key
+    }
+
+    /// The mapped tenants (empty before resolution).
+    pub fn members(&self) -> &[Member] {
+        &self.members
+    }
+
+    /// Whether the request names several tenants (`a|b`): results get `__tenant_id__`.
+    pub fn is_multi(&self) -> bool {
+        self.members.len() > 1
+    }
+}
+
+tokio::task_local! {
+    static CURRENT: Tenant;
+}
+
+/// Runs `fut` with `tenant` as the tenant of every VictoriaLogs call it makes.
+///
+/// A task-local rather than a parameter so that no handler can forget it;
+/// work moved to another task with `tokio::spawn` must be wrapped again.
+pub async fn scope<F: Future>(tenant: Tenant, fut: F) -> F::Output {
+    CURRENT.scope(tenant, fut).await
+}
+
+/// The tenant of the running request, if inside [`scope`].
+pub fn current() -> Option<Tenant> {
+    CURRENT.try_with(Clone::clone).ok()
+}
+
+/// Why a VictoriaLogs call cannot carry one tenant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("this endpoint cannot query several tenants at once (X-Scope-OrgID {0})")]
+pub struct MultiTenantError(pub String);
+
+/// Sets `AccountID`/`ProjectID` for the current single tenant.
+///
+/// Outside [`scope`] nothing is set (VictoriaLogs' `0:0`): only `/health`
+/// and `/ready` probes run there.
+///
+/// # Errors
+/// [`MultiTenantError`] when the current request names several tenants: the
+/// call must fan out instead (see [`fanout`]); never send it to one tenant.
+pub fn apply_headers(headers: &mut HeaderMap) -> Result<(), MultiTenantError> {
+    let Some(t) = current() else { return Ok(()) };
+    match t.members() {
+        [] => Ok(()),
+        [one] => {
+            set_headers(headers, one.vl);
+            Ok(())
+        }
+        _ => Err(MultiTenantError(t.as_str().to_owned())),
+    }
+}
+
+/// Writes the two VictoriaLogs tenant headers.
+pub fn set_headers(headers: &mut HeaderMap, vl: VlTenant) {
+    let mut buf = itoa::Buffer::new();
+    headers.insert(
+        ACCOUNT_ID_HEADER,
+        HeaderValue::from_str(buf.format(vl.account_id)).unwrap_or(HeaderValue::from_static("0")),
+    );
+    headers.insert(
+        PROJECT_ID_HEADER,
+        HeaderValue::from_str(buf.format(vl.project_id)).unwrap_or(HeaderValue::from_static("0")),
+    );
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
 
     #[test]
     fn header_or_fake() {
@@ -55,5 +187,57 @@ mod tests {
             HeaderValue::from_str(&"x".repeat(500)).unwrap(),
         );
         assert_eq!(Tenant::from_headers(&h).as_str().len(), 150);
+    }
+
+    #[test]
+    fn resolved_key_is_canonical() {
+        let m = |n: &str, a, p| Member {
+            name: n.into(),
+            vl: VlTenant {
+                account_id: a,
+                project_id: p,
+            },
+        };
+        let t = Tenant::resolved(vec![m("b", 2, 0), m("a", 1, 5), m("c", 2, 0)]);
+        assert_eq!(t.as_str(), "1:5|2:0");
+        assert!(t.is_multi());
+        assert!(!Tenant::resolved(vec![m("a", 1, 5)]).is_multi());
+    }
+
+    #[tokio::test]
+    async fn headers_follow_the_scope() {
+        let mut h = HeaderMap::new();
+        apply_headers(&mut h).unwrap();
+        assert!(h.is_empty());
+        let one = Tenant::resolved(vec![Member {
+            name: "a".into(),
+            vl: VlTenant {
+                account_id: 12,
+                project_id: 34,
+            },
+        }]);
+        scope(one, async {
+            apply_headers(&mut h).unwrap();
+        })
+        .await;
+        assert_eq!(h[ACCOUNT_ID_HEADER], "12");
+        assert_eq!(h[PROJECT_ID_HEADER], "34");
+        let two = Tenant::resolved(vec![
+            Member {
+                name: "a".into(),
+                vl: VlTenant::default(),
+            },
+            Member {
+                name: "b".into(),
+                vl: VlTenant {
+                    account_id: 1,
+                    project_id: 0,
+                },
+            },
+        ]);
+        let err = scope(two, async { apply_headers(&mut HeaderMap::new()) })
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("several tenants"), "{err}");
     }
 }

@@ -1,0 +1,120 @@
+//! `GET /loki/api/v1/tail`: the live-tail WebSocket (see [`crate::tail`]).
+//!
+//! Everything Loki checks before the upgrade is answered as plain-text 400
+//! (`query`, `limit`, `start`, `delay_for`); the per-tenant tail limit is,
+//! as in Loki, reported after the upgrade as close code 1011.
+
+use std::time::Duration;
+
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::{Extension, State, WebSocketUpgrade};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, StatusCode};
+use logql_parser::Expr;
+
+use crate::error::{ApiError, text_response};
+use crate::params::{self, Form, timestamp};
+use crate::tail::TailState;
+use crate::tail::frame::Encoder;
+use crate::tail::session::{self, Session};
+use crate::tenant::Tenant;
+
+/// Loki's `maxDelayForInTailing`, in seconds.
+const MAX_DELAY_FOR: i64 = 5;
+/// The header asking for categorized labels.
+const ENCODING_FLAGS: &str = "x-loki-response-encoding-flags";
+
+/// `GET /loki/api/v1/tail`.
+pub async fn tail(
+    State(state): State<TailState>,
+    tenant: Option<Extension<Tenant>>,
+    headers: HeaderMap,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    form: Form,
+) -> Response {
+    if !crate::tail::origin::allowed(&headers, &state.settings.allowed_origins) {
+        return text_response(
+            StatusCode::FORBIDDEN,
+            "websocket origin not allowed; see --tail-allowed-origins".to_owned(),
+        );
+    }
+    let tenant = tenant
+        .map(|Extension(t)| t)
+        .unwrap_or_else(|| Tenant::from_headers(&headers));
+    let sess = match parse(&form, &headers, &tenant) {
+        Ok(s) => s,
+        Err(e) => return e.into_response(),
+    };
+    let ws = match ws {
+        Ok(ws) => ws,
+        Err(rejection) => return rejection.into_response(),
+    };
+    let slot = state
+        .slots
+        .acquire(tenant.as_str(), state.settings.max_concurrent);
+    ws.on_upgrade(move |socket| {
+        crate::tenant::scope(tenant, session::run(socket, state, slot, sess))
+    })
+}
+
+/// Loki's `ParseTailQuery`, plus lowering the query for VictoriaLogs.
+fn parse(form: &Form, headers: &HeaderMap, tenant: &Tenant) -> Result<Session, ApiError> {
+    let now = timestamp::now_ns();
+    let query = form.get("query");
+    let expr = logql_parser::parse(query)?;
+    let limit = params::limit(form)?;
+    params::check_max_entries(limit)?;
+    let start = timestamp::parse_timestamp(form.get("start"), now - params::DEFAULT_SINCE_NS)
+        .map_err(|e| {
+            ApiError::BadRequest(
+                params::ParamError::Bound {
+                    param: "start",
+                    reason: e.to_string(),
+                }
+                .to_string(),
+            )
+        })?;
+    let delay = match form.get("delay_for") {
+        "" => 0,
+        raw => raw.parse::<i64>().map_err(|_| {
+            ApiError::BadRequest(format!("strconv.Atoi: parsing {raw:?}: invalid syntax"))
+        })?,
+    };
+    if delay < 0 {
+        return Err(ApiError::BadRequest(format!(
+            "delay_for value {delay} is out of range [0, {}]",
+            u32::MAX
+        )));
+    }
+    if delay > MAX_DELAY_FOR {
+        return Err(ApiError::BadRequest(format!(
+            "delay_for can't be greater than {MAX_DELAY_FOR}"
+        )));
+    }
+    let Expr::Log(log) = expr else {
+        return Err(ApiError::BadRequest(
+            "only log selector is supported".to_owned(),
+        ));
+    };
+    if tenant.is_multi() {
+        return Err(ApiError::Unsupported(
+            "tailing several tenants at once (X-Scope-OrgID a|b) is not supported by lokivl"
+                .to_owned(),
+        ));
+    }
+    let plan = logsql_ast::lower_log(&log).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let categorize = headers
+        .get_all(ENCODING_FLAGS)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|f| f.trim() == "categorize-labels");
+    let encoder = Encoder::new(&plan, categorize).map_err(ApiError::BadRequest)?;
+    Ok(Session {
+        plan,
+        encoder,
+        limit,
+        start,
+        delay_for: Duration::from_secs(delay as u64),
+    })
+}

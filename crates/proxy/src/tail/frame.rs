@@ -1,0 +1,275 @@
+//! Tail frames: VictoriaLogs NDJSON in, Loki's `{"streams":[…],"dropped_entries":[…]}` out.
+//!
+//! Entries go through the `query_range` encoders (plain or with proxy-side
+//! pipeline stages) so a tail shows the same labels as a query; the answer
+//! is then split into one `streams` element per entry, in time order, which
+//! is how Loki's tailer sends them.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use bytes::BytesMut;
+use logsql_ast::LogPlan;
+use serde_json::Value;
+
+use crate::direction::Direction;
+use crate::encode::streams::{StreamsOptions, encode_streams};
+use crate::labels::{parse_stream, sanitize_label_name};
+use crate::ndjson::time::parse_rfc3339_nanos;
+use crate::pipeline::Pipeline;
+use crate::pipeline::run::{RunParams, run};
+
+/// Entries per frame, as Loki's `maxEntriesPerTailResponse`.
+pub const MAX_ENTRIES_PER_FRAME: usize = 100;
+/// Dropped entries reported per frame, as Loki's `maxDroppedEntriesPerTailResponse`.
+pub const MAX_DROPPED_PER_FRAME: usize = 1000;
+
+/// One entry ready for a frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Nanoseconds, for ordering.
+    pub ts: i64,
+    /// The `stream` object.
+    pub stream: Value,
+    /// The `[ts, line]` (or `[ts, line, {…}]`) value.
+    pub value: Value,
+}
+
+/// An entry dropped because the client read too slowly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    /// Nanoseconds.
+    pub ts: i64,
+    /// Its stream labels (Loki names).
+    pub labels: BTreeMap<String, String>,
+}
+
+impl Dropped {
+    /// Reads `_time` and `_stream` from one raw NDJSON line.
+    pub fn from_line(line: &[u8]) -> Option<Self> {
+        #[derive(serde::Deserialize)]
+        struct Head<'a> {
+            #[serde(rename = "_time", borrow)]
+            time: std::borrow::Cow<'a, str>,
+            #[serde(rename = "_stream", default, borrow)]
+            stream: Option<std::borrow::Cow<'a, str>>,
+        }
+        let h: Head<'_> = serde_json::from_slice(line).ok()?;
+        let ts = parse_rfc3339_nanos(&h.time)?;
+        let mut labels = BTreeMap::new();
+        if let Some(s) = h.stream
+            && let Ok(pairs) = parse_stream(&s)
+        {
+            for (k, v) in pairs {
+                if !k.is_empty() {
+                    labels.insert(sanitize_label_name(&k).into_owned(), v.into_owned());
+                }
+            }
+        }
+        Some(Self { ts, labels })
+    }
+}
+
+/// Turns batches of NDJSON lines into frame entries for one tail.
+#[derive(Debug)]
+pub struct Encoder {
+    pipeline: Option<Pipeline>,
+    parsed_prefix: Option<&'static str>,
+    categorize: bool,
+}
+
+impl Encoder {
+    /// An encoder for `plan`.
+    ///
+    /// # Errors
+    /// The pipeline's error text when its proxy stages are invalid.
+    pub fn new(plan: &LogPlan, categorize: bool) -> Result<Self, String> {
+        let pipeline = if plan.has_proxy_stages() {
+            Some(Pipeline::new(&plan.proxy_stages).map_err(|e| e.to_string())?)
+        } else {
+            None
+        };
+        Ok(Self {
+            pipeline,
+            parsed_prefix: plan.parsed_prefix,
+            categorize,
+        })
+    }
+
+    /// Whether frames carry `encodingFlags`.
+    pub fn categorize(&self) -> bool {
+        self.categorize
+    }
+
+    /// Encodes a batch of NDJSON rows (any order) into entries in time order.
+    ///
+    /// # Errors
+    /// The decode or pipeline error text.
+    pub async fn entries(&mut self, ndjson: BytesMut) -> Result<Vec<Entry>, String> {
+        let answer = match &mut self.pipeline {
+            Some(p) => {
+                let params = RunParams {
+                    start: i64::MIN,
+                    end: i64::MAX,
+                    limit: usize::MAX,
+                    direction: Direction::Forward,
+                    categorize: self.categorize,
+                    max_rows: usize::MAX,
+                };
+                let mut batch = Some(ndjson);
+                run(p, params, Instant::now(), move |_, _, _| {
+                    let b = batch.take().unwrap_or_default();
+                    std::future::ready(Ok(b))
+                })
+                .await
+                .map_err(|e| e.to_string())?
+            }
+            None => {
+                let mut ndjson = ndjson;
+                let opts = StreamsOptions {
+                    direction: Direction::Forward,
+                    limit: usize::MAX,
+                    categorize: self.categorize,
+                    parsed_prefix: self.parsed_prefix,
+                };
+                let mut out = Vec::with_capacity(ndjson.len() + 512);
+                encode_streams(&mut ndjson, &opts, &mut out).map_err(|e| e.to_string())?;
+                out
+            }
+        };
+        flatten(&answer)
+    }
+}
+
+/// Splits a `query_range` streams answer into entries sorted by time (stable).
+///
+/// # Errors
+/// When the answer is not a streams answer (a defect).
+pub fn flatten(answer: &[u8]) -> Result<Vec<Entry>, String> {
+    let v: Value = serde_json::from_slice(answer).map_err(|e| e.to_string())?;
+    let Some(result) = v.pointer("/data/result").and_then(Value::as_array) else {
+        return Err("streams answer without data.result".to_owned());
+    };
+    let mut out = Vec::new();
+    for s in result {
+        let stream = s
+            .get("stream")
+            .cloned()
+            .unwrap_or(Value::Object(Default::default()));
+        for value in s
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let ts = value
+                .get(0)
+                .and_then(Value::as_str)
+                .and_then(|t| t.parse::<i64>().ok())
+                .unwrap_or(0);
+            out.push(Entry {
+                ts,
+                stream: stream.clone(),
+                value: value.clone(),
+            });
+        }
+    }
+    out.sort_by_key(|e| e.ts);
+    Ok(out)
+}
+
+/// Writes one frame: `streams` (one element per entry), `dropped_entries`
+/// when there are any, `encodingFlags` when categorized — Loki's key order.
+pub fn write_frame(entries: &[Entry], dropped: &[Dropped], categorize: bool) -> String {
+    let mut out = String::with_capacity(64 + entries.len() * 128);
+    out.push_str("{\"streams\":[");
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"stream\":");
+        out.push_str(&e.stream.to_string());
+        out.push_str(",\"values\":[");
+        out.push_str(&e.value.to_string());
+        out.push_str("]}");
+    }
+    out.push(']');
+    if !dropped.is_empty() {
+        out.push_str(",\"dropped_entries\":[");
+        for (i, d) in dropped.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let labels = serde_json::to_string(&d.labels).unwrap_or_else(|_| "{}".to_owned());
+            out.push_str(&format!(
+                "{{\"timestamp\":\"{}\",\"labels\":{labels}}}",
+                d.ts
+            ));
+        }
+        out.push(']');
+    }
+    if categorize {
+        out.push_str(",\"encodingFlags\":[\"categorize-labels\"]");
+    }
+    out.push('}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(q: &str) -> LogPlan {
+        let logql_parser::Expr::Log(e) = logql_parser::parse(q).unwrap() else {
+            panic!("not a log query")
+        };
+        logsql_ast::lower_log(&e).unwrap()
+    }
+
+    const ROWS: &str = concat!(
+        r#"{"_time":"2026-01-01T00:00:02Z","_stream_id":"s2","_stream":"{app=\"b\"}","_msg":"second","app":"b"}"#,
+        "\n",
+        r#"{"_time":"2026-01-01T00:00:01Z","_stream_id":"s1","_stream":"{app=\"a\"}","_msg":"first level=error","app":"a","trace_id":"t1"}"#,
+        "\n",
+    );
+
+    #[tokio::test]
+    async fn entries_in_time_order_one_element_each() {
+        let mut enc = Encoder::new(&plan(r#"{app=~"a|b"}"#), false).unwrap();
+        let entries = enc.entries(BytesMut::from(ROWS)).await.unwrap();
+        let frame = write_frame(&entries, &[], false);
+        assert_eq!(
+            frame,
+            concat!(
+                r#"{"streams":[{"stream":{"app":"a","trace_id":"t1"},"values":[["1767225601000000000","first level=error"]]},"#,
+                r#"{"stream":{"app":"b"},"values":[["1767225602000000000","second"]]}]}"#
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn categorized_and_proxy_stages() {
+        let mut enc =
+            Encoder::new(&plan(r#"{app=~"a|b"} | logfmt | level="error""#), true).unwrap();
+        let entries = enc.entries(BytesMut::from(ROWS)).await.unwrap();
+        assert_eq!(entries.len(), 1);
+        let frame = write_frame(&entries, &[], true);
+        let v: Value = serde_json::from_str(&frame).unwrap();
+        assert_eq!(v["streams"][0]["stream"], serde_json::json!({"app": "a"}));
+        assert_eq!(v["streams"][0]["values"][0][1], "first level=error");
+        assert_eq!(v["streams"][0]["values"][0][2]["parsed"]["level"], "error");
+        assert_eq!(v["encodingFlags"][0], "categorize-labels");
+    }
+
+    #[test]
+    fn dropped_entries_are_reported() {
+        let line = ROWS.lines().next().unwrap();
+        let d = Dropped::from_line(line.as_bytes()).unwrap();
+        assert_eq!(d.ts, 1_767_225_602_000_000_000);
+        let frame = write_frame(&[], &[d], false);
+        assert_eq!(
+            frame,
+            r#"{"streams":[],"dropped_entries":[{"timestamp":"1767225602000000000","labels":{"app":"b"}}]}"#
+        );
+    }
+}

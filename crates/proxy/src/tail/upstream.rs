@@ -1,0 +1,136 @@
+//! The streaming call to VictoriaLogs' `/select/logsql/tail`.
+//!
+//! Its own small client rather than [`crate::backend::Backend`]: a tail
+//! lives for up to `tail_max_duration`, so it must not hold one of the
+//! bounded backend slots or run under the per-call deadline. Connecting and
+//! the response head still have a deadline.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, header};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use crate::config::BackendUrl;
+
+/// Time allowed to connect and get the response head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest VictoriaLogs error text kept (a close reason holds 123 bytes anyway).
+const MAX_ERROR: usize = 1024;
+
+/// What the tail asks VictoriaLogs for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TailRequest {
+    /// The LogsQL query (no sort/limit/stats pipes).
+    pub query: String,
+    /// How far back the first poll looks.
+    pub start_offset: Duration,
+    /// How long new entries are held back (Loki's `delay_for`).
+    pub offset: Duration,
+    /// Polling period.
+    pub refresh_interval: Duration,
+}
+
+impl TailRequest {
+    /// The form body, durations in milliseconds as VictoriaLogs reads them.
+    pub fn form(&self) -> String {
+        let ms = |d: Duration| format!("{}ms", d.as_millis());
+        form_urlencoded::Serializer::new(String::new())
+            .append_pair("query", &self.query)
+            .append_pair("start_offset", &ms(self.start_offset))
+            .append_pair("offset", &ms(self.offset))
+            .append_pair("refresh_interval", &ms(self.refresh_interval))
+            .finish()
+    }
+}
+
+/// A cheap-to-clone client for tails.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    client: Client<HttpConnector, Full<Bytes>>,
+    url: BackendUrl,
+    authorization: Option<HeaderValue>,
+}
+
+impl Upstream {
+    /// A client for `url`, sending `authorization` when set.
+    pub fn new(url: BackendUrl, authorization: Option<HeaderValue>) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(HEAD_TIMEOUT));
+        connector.set_nodelay(true);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(0)
+            .build(connector);
+        Self {
+            client,
+            url,
+            authorization,
+        }
+    }
+
+    /// Starts the tail for the current tenant ([`crate::tenant::scope`]) and returns the body.
+    ///
+    /// # Errors
+    /// VictoriaLogs' error text (or the connection error) as a string.
+    pub async fn open(&self, req: &TailRequest) -> Result<Incoming, String> {
+        let uri = format!(
+            "http://{}{}/select/logsql/tail",
+            self.url.authority, self.url.prefix
+        );
+        let mut r = Request::builder()
+            .method(Method::POST)
+            .uri(uri)
+            .header(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/x-www-form-urlencoded"),
+            )
+            .body(Full::new(Bytes::from(req.form())))
+            .map_err(|e| e.to_string())?;
+        crate::tenant::apply_headers(r.headers_mut()).map_err(|e| e.to_string())?;
+        if let Some(auth) = &self.authorization {
+            r.headers_mut().insert(header::AUTHORIZATION, auth.clone());
+        }
+        let resp = tokio::time::timeout(HEAD_TIMEOUT, self.client.request(r))
+            .await
+            .map_err(|_| format!("VictoriaLogs did not answer the tail within {HEAD_TIMEOUT:?}"))?
+            .map_err(|e| format!("cannot reach VictoriaLogs at {}: {e}", self.url.authority))?;
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(resp.into_body());
+        }
+        let body = tokio::time::timeout(HEAD_TIMEOUT, resp.into_body().collect())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let cut = body.len().min(MAX_ERROR);
+        Err(format!(
+            "VictoriaLogs answered {status}: {}",
+            String::from_utf8_lossy(&body[..cut]).trim()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_uses_milliseconds() {
+        let r = TailRequest {
+            query: "{app=\"x\"}".into(),
+            start_offset: Duration::from_secs(3),
+            offset: Duration::ZERO,
+            refresh_interval: Duration::from_millis(500),
+        };
+        assert_eq!(
+            r.form(),
+            "query=%7Bapp%3D%22x%22%7D&start_offset=3000ms&offset=0ms&refresh_interval=500ms"
+        );
+    }
+}

@@ -1,0 +1,88 @@
+//! The tenancy flags (flattened into [`crate::config::Config`]).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::map::{MapError, TenantMap};
+use super::resolve::Resolver;
+
+/// `--tenant-map`, `--tenant-map-reload` and `--default-tenant`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TenantFlags {
+    /// YAML/JSON file mapping `X-Scope-OrgID` names to `{account_id, project_id}`; reloaded when it changes.
+    #[arg(long, env = "LOKIVL_TENANT_MAP")]
+    pub tenant_map: Option<PathBuf>,
+    /// How often the tenant map file is checked for changes.
+    #[arg(long, env = "LOKIVL_TENANT_MAP_RELOAD", default_value = "5s", value_parser = humantime::parse_duration)]
+    pub tenant_map_reload: Duration,
+    /// Tenant used when no `X-Scope-OrgID` is sent: `account:project`, an account number, or a map name.
+    #[arg(long, env = "LOKIVL_DEFAULT_TENANT", default_value = "0:0")]
+    pub default_tenant: String,
+}
+
+/// Validated tenancy settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TenantSettings {
+    /// The map file, if any.
+    pub map: Option<PathBuf>,
+    /// How often the map file is checked.
+    pub reload: Duration,
+    /// The tenant of requests without `X-Scope-OrgID`.
+    pub default: String,
+}
+
+impl Default for TenantSettings {
+    fn default() -> Self {
+        Self {
+            map: None,
+            reload: Duration::from_secs(5),
+            default: "0:0".to_owned(),
+        }
+    }
+}
+
+impl TenantFlags {
+    /// Loads the map and checks the default tenant once.
+    ///
+    /// # Errors
+    /// The reason, as text, when the map cannot be loaded or the default is unknown.
+    pub fn validate(&self) -> Result<TenantSettings, String> {
+        let s = TenantSettings {
+            map: self.tenant_map.clone(),
+            reload: self.tenant_map_reload,
+            default: self.default_tenant.trim().to_owned(),
+        };
+        s.resolver().map_err(|e| e.to_string())?;
+        Ok(s)
+    }
+}
+
+/// Why the tenancy settings cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TenantConfigError {
+    /// The map file is unreadable or malformed.
+    #[error(transparent)]
+    Map(#[from] MapError),
+    /// `--default-tenant` is malformed or not in the map.
+    #[error("--default-tenant: {0}")]
+    Default(String),
+}
+
+impl TenantSettings {
+    /// Builds the request-path resolver (loads the map file).
+    ///
+    /// # Errors
+    /// [`TenantConfigError`] for a bad map file or default tenant.
+    pub fn resolver(&self) -> Result<Resolver, TenantConfigError> {
+        let map = self
+            .map
+            .as_deref()
+            .map(|p| TenantMap::load(p, self.reload))
+            .transpose()?;
+        let r = Resolver::new(map, self.default.clone());
+        r.check_default()
+            .map_err(|e| TenantConfigError::Default(e.to_string()))?;
+        Ok(r)
+    }
+}

@@ -1,0 +1,248 @@
+//! From `X-Scope-OrgID` to a resolved [`Tenant`], and the layer that does it per request.
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+
+use super::map::TenantMap;
+use super::{MAX_TENANT_LEN, Member, ORG_ID_HEADER, Tenant, VlTenant};
+use crate::error::text_response;
+
+/// Why a request's tenant is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TenantError {
+    /// An id Loki itself refuses (dskit's wording): 400.
+    #[error("{0}")]
+    Invalid(String),
+    /// A name that is neither numeric nor in the tenant map: 401 (fail closed).
+    #[error("unknown tenant ID '{0}': not in the tenant map")]
+    Unknown(String),
+}
+
+impl TenantError {
+    /// The status answered: 400 for malformed ids, 401 for unknown names.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::Invalid(_) => StatusCode::BAD_REQUEST,
+            Self::Unknown(_) => StatusCode::UNAUTHORIZED,
+        }
+    }
+}
+
+impl IntoResponse for TenantError {
+    fn into_response(self) -> Response {
+        tracing::debug!(error = %self, "tenant refused");
+        text_response(self.status(), self.to_string())
+    }
+}
+
+/// Checks one id as Loki (dskit) does: characters `[a-zA-Z0-9!-_.*'()]`, at
+/// most 150 of them, not `.` or `..`. `:` is also allowed for `12:34`.
+///
+/// # Errors
+/// dskit's error text.
+pub fn check_id(id: &str) -> Result<(), String> {
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "!-_.*'():".contains(*c)))
+    {
+        return Err(format!(
+            "tenant ID '{id}' contains unsupported character '{c}'"
+        ));
+    }
+    if id.len() > MAX_TENANT_LEN {
+        return Err(format!(
+            "tenant ID is too long: max {MAX_TENANT_LEN} characters"
+        ));
+    }
+    if id == "." || id == ".." {
+        return Err("tenant ID is '.' or '..'".to_owned());
+    }
+    if id.is_empty() {
+        return Err("no org id".to_owned());
+    }
+    Ok(())
+}
+
+/// `12` → `12:0`, `12:34` → `12:34`; anything else is not numeric.
+fn numeric(id: &str) -> Option<VlTenant> {
+    let (a, p) = id.split_once(':').unwrap_or((id, "0"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(a) || !digits(p) {
+        return None;
+    }
+    Some(VlTenant {
+        account_id: a.parse().ok()?,
+        project_id: p.parse().ok()?,
+    })
+}
+
+/// Resolves tenant ids; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Resolver {
+    map: Option<TenantMap>,
+    default: String,
+}
+
+impl Resolver {
+    /// A resolver over an optional map; `default` is used when no header is sent.
+    pub fn new(map: Option<TenantMap>, default: String) -> Self {
+        Self { map, default }
+    }
+
+    /// Maps one id: the map first (names may alias numbers), then numeric pass-through.
+    fn one(&self, id: &str) -> Result<VlTenant, TenantError> {
+        check_id(id).map_err(TenantError::Invalid)?;
+        if let Some(vl) = self.map.as_ref().and_then(|m| m.get(id)) {
+            return Ok(vl);
+        }
+        numeric(id).ok_or_else(|| TenantError::Unknown(id.to_owned()))
+    }
+
+    /// Resolves the raw header value (`None` when absent or blank).
+    ///
+    /// Several ids (`a|b`) are sorted and de-duplicated as Loki does.
+    ///
+    /// # Errors
+    /// [`TenantError`] for malformed ids and unknown names.
+    pub fn resolve_header(&self, raw: Option<&str>) -> Result<Tenant, TenantError> {
+        let raw = raw.map(str::trim).filter(|v| !v.is_empty());
+        let Some(raw) = raw else {
+            let vl = self.one(&self.default)?;
+            return Ok(Tenant::resolved(vec![Member {
+                name: self.default.clone(),
+                vl,
+            }]));
+        };
+        let mut ids: Vec<&str> = raw.split('|').collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let members = ids
+            .into_iter()
+            .map(|id| {
+                Ok(Member {
+                    name: id.to_owned(),
+                    vl: self.one(id)?,
+                })
+            })
+            .collect::<Result<Vec<_>, TenantError>>()?;
+        Ok(Tenant::resolved(members))
+    }
+
+    /// Checks the default tenant once at startup.
+    ///
+    /// # Errors
+    /// [`TenantError`] when `--default-tenant` is malformed or unknown.
+    pub fn check_default(&self) -> Result<(), TenantError> {
+        self.one(&self.default).map(|_| ())
+    }
+}
+
+/// The tenant layer: resolves `X-Scope-OrgID`, stores the [`Tenant`] in the
+/// request extensions and runs the rest of the request in [`super::scope`].
+pub async fn resolve(State(r): State<Resolver>, mut req: Request, next: Next) -> Response {
+    let raw = req
+        .headers()
+        .get(ORG_ID_HEADER)
+        .map(|v| v.to_str().map_err(|_| ()));
+    let tenant = match raw {
+        Some(Err(())) => {
+            return TenantError::Invalid("tenant ID contains unsupported characters".to_owned())
+                .into_response();
+        }
+        Some(Ok(v)) => r.resolve_header(Some(v)),
+        None => r.resolve_header(None),
+    };
+    let tenant = match tenant {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    req.extensions_mut().insert(tenant.clone());
+    super::scope(tenant, next.run(req)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolver() -> Resolver {
+        let dir = std::env::temp_dir().join(format!("lokivl-resolve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.yaml");
+        std::fs::write(
+            &path,
+            "team-a: {account_id: 5, project_id: 6}\n\"7\": {account_id: 70}\n",
+        )
+        .unwrap();
+        let map = TenantMap::load(&path, std::time::Duration::from_secs(60)).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        Resolver::new(Some(map), "0:0".to_owned())
+    }
+
+    fn vls(t: &Tenant) -> Vec<(String, String)> {
+        t.members()
+            .iter()
+            .map(|m| (m.name.clone(), m.vl.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn names_numbers_default() {
+        let r = resolver();
+        assert_eq!(
+            vls(&r.resolve_header(Some("team-a")).unwrap()),
+            [("team-a".into(), "5:6".into())]
+        );
+        assert_eq!(
+            vls(&r.resolve_header(Some("12")).unwrap()),
+            [("12".into(), "12:0".into())]
+        );
+        assert_eq!(
+            vls(&r.resolve_header(Some("12:34")).unwrap()),
+            [("12:34".into(), "12:34".into())]
+        );
+        // The map wins over the numeric reading.
+        assert_eq!(vls(&r.resolve_header(Some("7")).unwrap())[0].1, "70:0");
+        assert_eq!(r.resolve_header(None).unwrap().as_str(), "0:0");
+        assert_eq!(r.resolve_header(Some("  ")).unwrap().as_str(), "0:0");
+    }
+
+    #[test]
+    fn several_are_sorted_and_deduplicated() {
+        let r = resolver();
+        let t = r.resolve_header(Some("team-a|3|team-a")).unwrap();
+        assert_eq!(
+            vls(&t),
+            [("3".into(), "3:0".into()), ("team-a".into(), "5:6".into())]
+        );
+        assert_eq!(t.as_str(), "3:0|5:6");
+        assert!(t.is_multi());
+    }
+
+    #[test]
+    fn unknown_and_malformed_are_refused() {
+        let r = resolver();
+        let e = r.resolve_header(Some("team-z")).unwrap_err();
+        assert_eq!(e.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            e.to_string(),
+            "unknown tenant ID 'team-z': not in the tenant map"
+        );
+        // One unknown member refuses the whole request.
+        assert!(r.resolve_header(Some("team-a|team-z")).is_err());
+        let e = r.resolve_header(Some("a b")).unwrap_err();
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            e.to_string(),
+            "tenant ID 'a b' contains unsupported character ' '"
+        );
+        assert!(r.resolve_header(Some("a||b")).is_err());
+        assert!(r.resolve_header(Some("..")).is_err());
+        assert!(r.resolve_header(Some("1:2:3")).is_err());
+        assert!(r.resolve_header(Some("99999999999")).is_err());
+        let r = Resolver::new(None, "nobody".to_owned());
+        assert!(r.check_default().is_err());
+    }
+}

@@ -1,0 +1,240 @@
+//! `X-Scope-OrgID` → VictoriaLogs `AccountID`/`ProjectID`, against a fake
+//! VictoriaLogs that records the tenant headers of every call: mapped names,
+//! numeric ids, the default, refusals, multi-tenant fan-out with
+//! `__tenant_id__`, map reloads and rate limits keyed by the mapped tenant.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, Uri};
+use axum::routing::post;
+
+type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
+async fn fake(State(seen): State<Seen>, uri: Uri, headers: HeaderMap, body: String) -> String {
+    let g = |k: &str| {
+        headers
+            .get(k)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-")
+            .to_owned()
+    };
+    seen.lock().unwrap().push((
+        uri.path().to_owned(),
+        format!("{}:{}", g("accountid"), g("projectid")),
+    ));
+    let tenant = g("accountid");
+    match uri.path() {
+        "/select/logsql/stream_field_names" => r#"{"values":[{"value":"app","hits":1}]}"#.into(),
+        "/select/logsql/stream_field_values" => {
+            let _ = body;
+            format!(r#"{{"values":[{{"value":"app-{tenant}","hits":1}}]}}"#)
+        }
+        "/select/logsql/streams" => {
+            format!(r#"{{"values":[{{"value":"{{app=\"app-{tenant}\"}}","hits":1}}]}}"#)
+        }
+        "/select/logsql/query" => format!(
+            "{{\"_time\":\"2026-01-01T00:00:0{}Z\",\"_stream_id\":\"s\",\"_stream\":\"{{app=\\\"x\\\"}}\",\"_msg\":\"line of {tenant}\",\"app\":\"x\"}}\n",
+            tenant.len()
+        ),
+        _ => String::new(),
+    }
+}
+
+async fn start(
+    map: &std::path::Path,
+    tune: impl FnOnce(&mut proxy::config::Settings),
+) -> (String, Seen) {
+    let seen: Seen = Arc::default();
+    let app = Router::new()
+        .route("/select/logsql/{*rest}", post(fake))
+        .with_state(Arc::clone(&seen));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let vl = format!("http://{}", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    let mut s = proxy::config::Settings::new(&vl).unwrap();
+    s.tenant.map = Some(map.to_owned());
+    s.tenant.default = "7:8".to_owned();
+    s.tenant.reload = Duration::from_millis(100);
+    tune(&mut s);
+    let app = proxy::app::router(s).unwrap();
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    tokio::spawn(proxy::app::serve(l, app, std::future::pending()));
+    (url, seen)
+}
+
+fn map_file(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lokivl-tenants-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("tenants.yaml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+async fn get(url: &str, tenant: Option<&str>) -> (u16, String) {
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<http_body_util::Full<bytes::Bytes>>();
+    let mut req = http::Request::get(url);
+    if let Some(t) = tenant {
+        req = req.header("X-Scope-OrgID", t);
+    }
+    let resp = client
+        .request(req.body(http_body_util::Full::default()).unwrap())
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let body = http_body_util::BodyExt::collect(resp.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn take(seen: &Seen) -> Vec<(String, String)> {
+    std::mem::take(&mut *seen.lock().unwrap())
+}
+
+#[tokio::test]
+async fn every_call_carries_the_mapped_tenant() {
+    let map = map_file("headers", "team-a: {account_id: 5, project_id: 6}\n");
+    let (url, seen) = start(&map, |_| {}).await;
+    let labels = format!("{url}/loki/api/v1/labels");
+    for (header, want) in [
+        (Some("team-a"), "5:6"),
+        (Some("12"), "12:0"),
+        (Some("12:34"), "12:34"),
+        (None, "7:8"),
+    ] {
+        let (status, body) = get(&labels, header).await;
+        assert_eq!(status, 200, "{header:?}: {body}");
+        let calls = take(&seen);
+        assert!(!calls.is_empty());
+        assert!(
+            calls.iter().all(|(_, t)| t == want),
+            "{header:?}: {calls:?}"
+        );
+    }
+    let (status, body) = get(&labels, Some("team-z")).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (401, "unknown tenant ID 'team-z': not in the tenant map")
+    );
+    let (status, body) = get(&labels, Some("a b")).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (400, "tenant ID 'a b' contains unsupported character ' '")
+    );
+    let (status, _) = get(&labels, Some("team-a|team-z")).await;
+    assert_eq!(status, 401, "one unknown member refuses the whole request");
+    assert!(
+        take(&seen).is_empty(),
+        "refused requests never reach VictoriaLogs"
+    );
+}
+
+#[tokio::test]
+async fn several_tenants_fan_out_with_tenant_id() {
+    let map = map_file("multi", "team-a: {account_id: 5, project_id: 6}\n");
+    let (url, seen) = start(&map, |_| {}).await;
+    let t = Some("team-a|12");
+
+    let (status, body) = get(&format!("{url}/loki/api/v1/labels"), t).await;
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["data"], serde_json::json!(["__tenant_id__", "app"]));
+    let mut tenants: Vec<String> = take(&seen).into_iter().map(|c| c.1).collect();
+    tenants.sort();
+    assert_eq!(tenants, ["12:0", "5:6"]);
+
+    let (_, body) = get(&format!("{url}/loki/api/v1/label/__tenant_id__/values"), t).await;
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["data"], serde_json::json!(["12", "team-a"]));
+
+    let (_, body) = get(&format!("{url}/loki/api/v1/label/app/values"), t).await;
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["data"], serde_json::json!(["app-12", "app-5"]));
+
+    let (_, body) = get(
+        &format!("{url}/loki/api/v1/series?match[]=%7Bapp%3D~%22.%2B%22%7D"),
+        t,
+    )
+    .await;
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        v["data"],
+        serde_json::json!([
+            {"__tenant_id__": "12", "app": "app-12"},
+            {"__tenant_id__": "team-a", "app": "app-5"}
+        ])
+    );
+
+    let q = format!(
+        "{url}/loki/api/v1/query_range?query=%7Bapp%3D%22x%22%7D&start=1767225600000000000&end=1767225700000000000"
+    );
+    take(&seen);
+    let (status, body) = get(&q, t).await;
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let streams: Vec<(String, String)> = v["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["stream"]["__tenant_id__"].as_str().unwrap().to_owned(),
+                s["values"][0][1].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        streams,
+        [
+            ("12".to_owned(), "line of 12".to_owned()),
+            ("team-a".to_owned(), "line of 5".to_owned())
+        ]
+    );
+    assert_eq!(take(&seen).len(), 2);
+}
+
+#[tokio::test]
+async fn the_map_reloads_when_the_file_changes() {
+    let map = map_file("reload", "team-a: {account_id: 5}\n");
+    let (url, seen) = start(&map, |_| {}).await;
+    let labels = format!("{url}/loki/api/v1/labels");
+    assert_eq!(get(&labels, Some("team-b")).await.0, 401);
+    get(&labels, Some("team-a")).await;
+    assert_eq!(take(&seen)[0].1, "5:0");
+    std::fs::write(
+        &map,
+        "team-a: {account_id: 9, project_id: 9}\nteam-b: {account_id: 3}\n",
+    )
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    get(&labels, Some("team-a")).await;
+    assert_eq!(take(&seen)[0].1, "9:9");
+    assert_eq!(get(&labels, Some("team-b")).await.0, 200);
+    // A broken edit keeps the last good map.
+    std::fs::write(&map, "team-a: [broken\n").unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    take(&seen);
+    assert_eq!(get(&labels, Some("team-a")).await.0, 200);
+    assert_eq!(take(&seen)[0].1, "9:9");
+}
+
+#[tokio::test]
+async fn rate_limits_are_keyed_by_the_mapped_tenant() {
+    let map = map_file("rate", "team-a: {account_id: 5, project_id: 6}\n");
+    let (url, _seen) = start(&map, |s| {
+        s.limits.tenant_rate = 0.001;
+        s.limits.tenant_burst = 1;
+    })
+    .await;
+    let u = format!("{url}/loki/api/v1/status/buildinfo");
+    assert_eq!(get(&u, Some("team-a")).await.0, 200);
+    // `5:6` is team-a's VictoriaLogs tenant: the same bucket.
+    assert_eq!(get(&u, Some("5:6")).await.0, 429);
+    assert_eq!(get(&u, Some("12")).await.0, 200);
+}
