@@ -65,12 +65,7 @@ async fn run(args: cli::Args) -> anyhow::Result<()> {
                 "-retentionPeriod=100y".to_owned(),
                 "-loggerLevel=ERROR".to_owned(),
             ];
-            Proc::start(
-                "victoria-logs",
-                format!("http://{}", args.vl_listen),
-                bin,
-                &vl_args,
-            )?
+            Proc::start("victoria-logs", format!("http://{listen}"), bin, &vl_args)?
         }
         (None, Some(url)) => Proc::attached("victoria-logs", url.clone(), args.vl_pid),
         (None, None) => bail!("give --vl-bin or --vl-url"),

@@ -59,18 +59,25 @@ impl Proc {
         })
     }
 
-    /// Waits until `path` answers 200, up to `limit`.
+    /// Waits until `path` answers 200, up to `limit`; fails at once if a
+    /// process we started has exited (so a port taken by someone else is
+    /// never mistaken for our process).
     ///
     /// # Errors
-    /// The process did not get ready in time.
+    /// The process exited or did not get ready in time.
     pub(crate) async fn wait_ready(
-        &self,
+        &mut self,
         target: &Target,
         path: &str,
         limit: Duration,
     ) -> anyhow::Result<()> {
         let until = Instant::now() + limit;
         while Instant::now() < until {
+            if let Some(child) = &mut self.child
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                bail!("{} exited during start-up: {status}", self.name);
+            }
             if target.get(path, &[]).await.status == 200 {
                 return Ok(());
             }
