@@ -176,6 +176,16 @@ impl Answer {
             .map_or("", |v| v.to_str().unwrap())
     }
 
+    /// Asserts a Go `http.Error` answer (`/ready`, the 404 page): plain text
+    /// ending in one newline, which is stripped from the returned text.
+    pub fn assert_go_http_error(&self, status: StatusCode) -> &str {
+        assert_eq!(self.status, status, "body: {}", self.body);
+        assert_eq!(self.content_type(), "text/plain; charset=utf-8");
+        self.body
+            .strip_suffix('\n')
+            .unwrap_or_else(|| panic!("http.Error ends with a newline: {:?}", self.body))
+    }
+
     /// Asserts Loki's plain-text error contract and returns the text.
     pub fn assert_error(&self, status: StatusCode) -> &str {
         assert_eq!(self.status, status, "body: {}", self.body);

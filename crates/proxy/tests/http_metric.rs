@@ -206,19 +206,38 @@ async fn unwrap_conversion_errors_fail_like_loki() {
 }
 
 #[tokio::test]
-async fn parsers_in_metric_queries_are_refused_clearly() {
-    let h = harness(vec![]).await;
+async fn parsers_in_metric_queries_run_in_the_proxy() {
+    // Two JSON lines and one that is not JSON, inside (60 s, 120 s].
+    let rows = concat!(
+        r#"{"_time":"1970-01-01T00:01:30Z","_stream_id":"s","_stream":"{app=\"api\"}","_msg":"{\"level\":\"error\"}","app":"api"}"#,
+        "\n",
+        r#"{"_time":"1970-01-01T00:01:40Z","_stream_id":"s","_stream":"{app=\"api\"}","_msg":"{\"level\":\"info\"}","app":"api"}"#,
+        "\n",
+        r#"{"_time":"1970-01-01T00:01:50Z","_stream_id":"s","_stream":"{app=\"api\"}","_msg":"plain text","app":"api"}"#,
+        "\n",
+    );
+    let h = harness(vec![("/select/logsql/query", Canned::ok(rows))]).await;
     let time = (120 * S).to_string();
     let a = get(&url(
         &h.base,
         "/loki/api/v1/query",
         &[
-            ("query", r#"sum(rate({app="api"} | json [1m]))"#),
+            (
+                "query",
+                r#"sum by (level) (count_over_time({app="api"} | json | __error__="" [1m]))"#,
+            ),
             ("time", &time),
         ],
     ))
     .await;
-    let text = a.assert_error(StatusCode::BAD_REQUEST);
-    assert!(text.contains("parser"), "{text}");
-    assert!(h.vl.requests().is_empty());
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let mut got = a.json()["data"]["result"].as_array().unwrap().clone();
+    got.sort_by_key(|s| s["metric"]["level"].as_str().unwrap_or("").to_owned());
+    assert_eq!(
+        got,
+        vec![
+            json!({"metric": {"level": "error"}, "value": [120, "1"]}),
+            json!({"metric": {"level": "info"}, "value": [120, "1"]}),
+        ]
+    );
 }

@@ -50,7 +50,7 @@ async fn ready_follows_victorialogs_health() {
     )])
     .await;
     let a = get(&format!("{}/ready", down.base)).await;
-    let text = a.assert_error(StatusCode::SERVICE_UNAVAILABLE);
+    let text = a.assert_go_http_error(StatusCode::SERVICE_UNAVAILABLE);
     assert!(
         text.contains("VictoriaLogs") && text.contains("starting"),
         "{text}"
@@ -74,7 +74,10 @@ async fn push_is_refused_and_unknown_paths_are_404() {
     let a = get(&format!("{}/loki/api/v1/push", h.base)).await;
     assert_eq!(a.status, StatusCode::METHOD_NOT_ALLOWED);
     let a = get(&format!("{}/loki/api/v1/nope", h.base)).await;
-    assert_eq!(a.assert_error(StatusCode::NOT_FOUND), "404 page not found");
+    assert_eq!(
+        a.assert_go_http_error(StatusCode::NOT_FOUND),
+        "404 page not found"
+    );
     assert!(h.vl.requests().is_empty());
 }
 
