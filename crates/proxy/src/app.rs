@@ -124,14 +124,37 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
             get(format_query::format_query).post(format_query::format_query),
         )
         .route("/loki/api/v1/status/buildinfo", get(status::buildinfo))
-        .route("/loki/api/v1/index/stats", get(stats::index_stats).post(stats::index_stats))
-        .route("/loki/api/v1/index/volume", get(volume::volume).post(volume::volume))
-        .route("/loki/api/v1/index/volume_range", get(volume::volume_range).post(volume::volume_range))
-        .route("/loki/api/v1/detected_labels", get(detected::detected_labels))
-        .route("/loki/api/v1/detected_fields", get(detected::detected_fields))
-        .route("/loki/api/v1/detected_field/{name}/values", get(detected::detected_field_values))
+        .route(
+            "/loki/api/v1/index/stats",
+            get(stats::index_stats).post(stats::index_stats),
+        )
+        .route(
+            "/loki/api/v1/index/volume",
+            get(volume::volume).post(volume::volume),
+        )
+        .route(
+            "/loki/api/v1/index/volume_range",
+            get(volume::volume_range).post(volume::volume_range),
+        )
+        .route(
+            "/loki/api/v1/detected_labels",
+            get(detected::detected_labels),
+        )
+        .route(
+            "/loki/api/v1/detected_fields",
+            get(detected::detected_fields),
+        )
+        .route(
+            "/loki/api/v1/detected_field/{name}/values",
+            get(detected::detected_field_values),
+        )
         .route("/loki/api/v1/patterns", get(patterns::patterns))
-        .route("/loki/api/v1/drilldown-limits", get(drilldown_limits::drilldown_limits).with_state(drilldown_limits::LimitsConfig { query_timeout: settings.limits.query_timeout }))
+        .route(
+            "/loki/api/v1/drilldown-limits",
+            get(drilldown_limits::drilldown_limits).with_state(drilldown_limits::LimitsConfig {
+                query_timeout: settings.limits.query_timeout,
+            }),
+        )
         .route(
             "/loki/api/v1/tail",
             get(crate::handler::tail::tail).with_state(tail_state),

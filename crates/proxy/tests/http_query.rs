@@ -425,7 +425,10 @@ async fn stages_victorialogs_cannot_compute_run_in_the_proxy() {
     let h = harness(vec![("/select/logsql/query", Canned::ok(row))]).await;
     let a = get(&range_url(
         &h.base,
-        &[("query", r#"{app="api"} | json | line_format "{{.msg}} x{{.n}}""#)],
+        &[(
+            "query",
+            r#"{app="api"} | json | line_format "{{.msg}} x{{.n}}""#,
+        )],
     ))
     .await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
