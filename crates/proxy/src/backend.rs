@@ -342,9 +342,14 @@ impl Backend {
         mut req: Request<Full<Bytes>>,
     ) -> Result<BytesMut, BackendError> {
         let started = Instant::now();
-        // Every call carries the request's tenant; several tenants must fan out instead.
-        crate::tenant::apply_headers(req.headers_mut())
-            .map_err(|e| BackendError::Unsupported(e.to_string()))?;
+        // Every call carries the request's tenant (fail closed: never VictoriaLogs'
+        // default); several tenants must fan out instead. `/health` has no tenant.
+        if endpoint != Endpoint::Health {
+            crate::tenant::apply_headers(req.headers_mut()).map_err(|e| match e {
+                crate::tenant::HeaderError::Several(_) => BackendError::Unsupported(e.to_string()),
+                _ => BackendError::Request(e.to_string()),
+            })?;
+        }
         if let Some(auth) = &self.opts.authorization {
             req.headers_mut()
                 .insert(header::AUTHORIZATION, auth.clone());

@@ -324,6 +324,8 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, req: Request, next: Nex
             })
         }
     };
+    // The fill may run in another task: it must keep the request's tenant.
+    let fill = crate::tenant::scope(tenant.clone(), fill);
     let result = rc.cache.get_or_fetch(key, fill).await;
     drop(waiting);
     let stats = rc.cache.stats();

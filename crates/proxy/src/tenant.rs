@@ -134,28 +134,36 @@ pub fn current() -> Option<Tenant> {
     CURRENT.try_with(Clone::clone).ok()
 }
 
-/// Why a VictoriaLogs call cannot carry one tenant.
+/// Why a VictoriaLogs call cannot carry exactly one tenant.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("this endpoint cannot query several tenants at once (X-Scope-OrgID {0})")]
-pub struct MultiTenantError(pub String);
+#[non_exhaustive]
+pub enum HeaderError {
+    /// The request names several tenants: the call must fan out instead ([`fanout`]).
+    #[error("this endpoint cannot query several tenants at once (X-Scope-OrgID {0})")]
+    Several(String),
+    /// The call runs outside [`scope`] (a defect: work moved to another task
+    /// without its tenant). Refused rather than sent to the default tenant.
+    #[error("internal error: a VictoriaLogs call was made without the request's tenant")]
+    Missing,
+}
 
-/// Sets `AccountID`/`ProjectID` for the current single tenant.
-///
-/// Outside [`scope`] nothing is set (VictoriaLogs' `0:0`): only `/health`
-/// and `/ready` probes run there.
+/// Sets `AccountID`/`ProjectID` for the current request's single tenant.
 ///
 /// # Errors
-/// [`MultiTenantError`] when the current request names several tenants: the
-/// call must fan out instead (see [`fanout`]); never send it to one tenant.
-pub fn apply_headers(headers: &mut HeaderMap) -> Result<(), MultiTenantError> {
-    let Some(t) = current() else { return Ok(()) };
+/// [`HeaderError::Several`] when the request names several tenants, and
+/// [`HeaderError::Missing`] outside [`scope`]: fail closed, never fall back
+/// to VictoriaLogs' default tenant.
+pub fn apply_headers(headers: &mut HeaderMap) -> Result<(), HeaderError> {
+    let Some(t) = current() else {
+        return Err(HeaderError::Missing);
+    };
     match t.members() {
-        [] => Ok(()),
         [one] => {
             set_headers(headers, one.vl);
             Ok(())
         }
-        _ => Err(MultiTenantError(t.as_str().to_owned())),
+        [] => Err(HeaderError::Missing),
+        _ => Err(HeaderError::Several(t.as_str().to_owned())),
     }
 }
 
@@ -207,7 +215,7 @@ mod tests {
     #[tokio::test]
     async fn headers_follow_the_scope() {
         let mut h = HeaderMap::new();
-        apply_headers(&mut h).unwrap();
+        assert_eq!(apply_headers(&mut h), Err(HeaderError::Missing));
         assert!(h.is_empty());
         let one = Tenant::resolved(vec![Member {
             name: "a".into(),

@@ -93,6 +93,17 @@ async fn tenants_are_isolated() {
         }
     };
     let any = [("query", r#"{app=~".+"}"#)];
+    // Wait until both pushes are searchable (force_flush is not instant).
+    for _ in 0..50 {
+        let a = get("/loki/api/v1/query_range", &any, "team-a").await;
+        let b = get("/loki/api/v1/query_range", &any, "team-b").await;
+        if !a["result"].as_array().unwrap().is_empty()
+            && !b["result"].as_array().unwrap().is_empty()
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     for (tenant, mine, theirs, label, other_label) in [
         ("team-a", "alpha", "beta", "only_a", "only_b"),
         ("team-b", "beta", "alpha", "only_b", "only_a"),

@@ -110,19 +110,17 @@ async fn tenants_credentials_and_shapes_never_share_entries() {
         "{base}/loki/api/v1/query_range?{}",
         closed(r#"{app="api"}"#)
     );
+    // Numeric tenants: names must be in --tenant-map (unknown ones get 401).
     let variants: [&[(&str, &str)]; 5] = [
-        &[("X-Scope-OrgID", "tenant-a")],
-        &[("X-Scope-OrgID", "tenant-b")],
+        &[("X-Scope-OrgID", "1")],
+        &[("X-Scope-OrgID", "2")],
         &[
-            ("X-Scope-OrgID", "tenant-a"),
+            ("X-Scope-OrgID", "1"),
             ("X-Loki-Response-Encoding-Flags", "categorize-labels"),
         ],
+        &[("X-Scope-OrgID", "1"), ("Authorization", "Bearer u2")],
         &[
-            ("X-Scope-OrgID", "tenant-a"),
-            ("Authorization", "Bearer u2"),
-        ],
-        &[
-            ("X-Scope-OrgID", "tenant-a"),
+            ("X-Scope-OrgID", "1"),
             ("X-Query-Tags", "Source=grafana-lokiexplore-app"),
         ],
     ];
