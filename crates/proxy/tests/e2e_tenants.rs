@@ -140,6 +140,28 @@ async fn tenants_are_isolated() {
         .await;
         assert_eq!(series.as_array().unwrap().len(), 1, "{tenant}: {series}");
         assert_eq!(series[0]["app"], mine);
+
+        // Volumes and index stats (Drilldown) are per tenant too.
+        let mut params: Vec<(&str, &str)> = range.to_vec();
+        params.push(("query", r#"{app=~".+"}"#));
+        for path in ["/loki/api/v1/index/volume", "/loki/api/v1/index/stats"] {
+            let url = client::url(&base, path, &params);
+            let (status, _, body) = client::get(&url, &[("X-Scope-OrgID", tenant)])
+                .await
+                .unwrap();
+            assert_eq!(status, 200, "{url}: {body}");
+            assert!(
+                !body.contains(theirs),
+                "{tenant} sees {theirs} in {path}: {body}"
+            );
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+            if path.ends_with("volume") {
+                assert!(body.contains(mine), "{tenant}: {body}");
+            } else {
+                assert_eq!(v["streams"], 1, "{tenant}: {body}");
+                assert_eq!(v["entries"], 1, "{tenant}: {body}");
+            }
+        }
     }
     // The default tenant (0:0) holds nothing.
     let (status, _, body) = client::get(
