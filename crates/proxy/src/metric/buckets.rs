@@ -1,6 +1,6 @@
 //! Per-bucket statistics from VictoriaLogs, keyed by Loki label sets.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use logql_parser::Grouping;
 use logsql_ast::StatsFunc;
@@ -104,7 +104,9 @@ pub fn decode(
     Decoder::new()
         .decode(body, &mut rows)
         .map_err(|e| EngineError::Backend(e.to_string()))?;
-    let mut by_labels: HashMap<Labels, Vec<(i64, Stats)>> = HashMap::new();
+    // Ordered by labels: vector aggregations then add series in a fixed order,
+    // so float sums do not change from run to run.
+    let mut by_labels: BTreeMap<Labels, Vec<(i64, Stats)>> = BTreeMap::new();
     for row in &rows.rows {
         let fields = rows.fields_of(row);
         let mut st = Stats::default();

@@ -4,7 +4,7 @@
 //! only each sample's time, number and grouping labels (bounded), and
 //! evaluates Loki's `(t − range, t]` windows itself.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use logql_parser::{Grouping, RangeOp};
 use logsql_ast::NUMBER_FIELD;
@@ -38,7 +38,8 @@ pub fn decode(
     Decoder::new()
         .decode(body, &mut rows)
         .map_err(|e| EngineError::Backend(e.to_string()))?;
-    let mut by_labels: HashMap<Labels, Vec<(i64, f64)>> = HashMap::new();
+    // Ordered by labels, so later float sums are the same on every run.
+    let mut by_labels: BTreeMap<Labels, Vec<(i64, f64)>> = BTreeMap::new();
     for row in &rows.rows {
         let fields = rows.fields_of(row);
         let v = fields

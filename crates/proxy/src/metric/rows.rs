@@ -6,7 +6,7 @@
 //! Each sample becomes a bucket that ends at its own timestamp, so
 //! [`crate::metric::window`] computes exact `(t − range, t]` windows.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use logql_parser::{Grouping, LabelFilter, RangeOp, Stage, UnwrapConversion};
 
@@ -88,7 +88,8 @@ pub fn extract(
             | RangeOp::LastOverTime
             | RangeOp::RateCounter
     );
-    let mut series: HashMap<Labels, Vec<(i64, f64, f64)>> = HashMap::new();
+    // Ordered by labels, so later float sums are the same on every run.
+    let mut series: BTreeMap<Labels, Vec<(i64, f64, f64)>> = BTreeMap::new();
     for row in &rows.rows {
         let stream = parse_stream(row.stream).map_err(|e| EngineError::Backend(e.to_string()))?;
         let stream_names: Vec<String> = stream
