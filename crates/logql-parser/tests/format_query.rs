@@ -231,7 +231,10 @@ fn http(port: u16, method: &str, path: &str, body: &str) -> std::io::Result<(u16
 #[test]
 fn record_from_real_loki() {
     let Ok(bin) = std::env::var("LOKIVL_LOKI_BIN") else {
-        println!("skipping format_query recording: LOKIVL_LOKI_BIN is not set");
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("skipping format_query recording: LOKIVL_LOKI_BIN is not set\n"),
+        );
         return;
     };
     let dir = std::env::temp_dir().join(format!("lokivl-fq-{}", std::process::id()));

@@ -314,7 +314,10 @@ fn ingest(vl: &Vl) -> u128 {
 #[test]
 fn lowered_queries_select_expected_lines_in_victorialogs() {
     let Ok(bin) = std::env::var("LOKIVL_VL_BIN") else {
-        println!("LOKIVL_VL_BIN is unset; VictoriaLogs lowering check skipped");
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("skipped: LOKIVL_VL_BIN is unset; VictoriaLogs lowering check\n"),
+        );
         return;
     };
     if !parser_ready() {

@@ -27,7 +27,10 @@ async fn lokivl_answers_like_a_real_loki() {
         if vl_bin.is_none() {
             missing.push("VictoriaLogs (set LOKIVL_VL_BIN or put victoria-logs on PATH)");
         }
-        println!("skipped: missing {}", missing.join(" and "));
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("skipped: missing {}\n", missing.join(" and ")),
+        );
         return;
     };
     // Loki in this set-up only answers for recent data: the dataset starts
@@ -87,7 +90,10 @@ async fn lokivl_answers_like_a_real_loki() {
 #[ignore = "manual helper: writes the dataset push body to LOKIVL_DIFF_DUMP"]
 fn dump_dataset() {
     let Some(path) = std::env::var_os("LOKIVL_DIFF_DUMP") else {
-        println!("skipped: set LOKIVL_DIFF_DUMP to a file path");
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("skipped: set LOKIVL_DIFF_DUMP to a file path\n"),
+        );
         return;
     };
     let now_s = std::time::SystemTime::now()

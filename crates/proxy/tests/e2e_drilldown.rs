@@ -34,7 +34,10 @@ fn push_body() -> (String, Vec<(String, &'static str, usize)>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drilldown_endpoints_on_real_victorialogs() {
     let Some(bin) = backend::find_vl_binary() else {
-        println!("skipped: no VictoriaLogs binary (set LOKIVL_VL_BIN)");
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("skipped: no VictoriaLogs binary (set LOKIVL_VL_BIN)\n"),
+        );
         return;
     };
     let vl = VictoriaLogs::start(&bin).await;

@@ -35,7 +35,10 @@ fn data(body: &str) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tenants_are_isolated() {
     if std::env::var_os("LOKIVL_VL_BIN").is_none() {
-        println!("skipped: LOKIVL_VL_BIN is not set");
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("skipped: LOKIVL_VL_BIN is not set\n"),
+        );
         return;
     }
     let bin = common::backend::find_vl_binary().expect("LOKIVL_VL_BIN points to a file");

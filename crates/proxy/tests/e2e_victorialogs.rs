@@ -13,8 +13,11 @@ use common::backend::{self, Tap, VictoriaLogs};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_match_the_data_in_a_real_victorialogs() {
     let Some(bin) = backend::find_vl_binary() else {
-        println!(
-            "skipped: no VictoriaLogs binary (set LOKIVL_VL_BIN or put victoria-logs on PATH)"
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "skipped: no VictoriaLogs binary (set LOKIVL_VL_BIN or put victoria-logs on PATH)\n"
+            ),
         );
         return;
     };

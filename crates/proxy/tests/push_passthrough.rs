@@ -197,8 +197,11 @@ async fn oversized_push_is_413() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pushed_lines_read_back_from_a_real_victorialogs() {
     let Some(bin) = vl_binary() else {
-        println!(
-            "skipped: no VictoriaLogs binary (set LOKIVL_VL_BIN or put victoria-logs on PATH)"
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "skipped: no VictoriaLogs binary (set LOKIVL_VL_BIN or put victoria-logs on PATH)\n"
+            ),
         );
         return;
     };

@@ -60,12 +60,18 @@ async fn rss(base: &str) -> Option<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn soak_200_clients_mixed_queries() {
     if std::env::var_os("LOKIVL_SOAK").is_none() {
-        println!("skipped: set LOKIVL_SOAK=1 (and LOKIVL_VL_BIN) to run the soak test");
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("skipped: set LOKIVL_SOAK=1 (and LOKIVL_VL_BIN) to run the soak test\n"),
+        );
         return;
     }
     let Some(bin) = vl_binary() else {
-        println!(
-            "skipped: no VictoriaLogs binary (set LOKIVL_VL_BIN or put victoria-logs on PATH)"
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "skipped: no VictoriaLogs binary (set LOKIVL_VL_BIN or put victoria-logs on PATH)\n"
+            ),
         );
         return;
     };
