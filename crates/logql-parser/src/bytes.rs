@@ -1,8 +1,13 @@
 //! Byte sizes as Loki reads them (go-humanize `ParseBytes`) and prints them
 //! (go-humanize `Bytes` with the space removed).
 
-/// Parses `10KB`, `5MiB`, `1.5GB`; units are case-insensitive, SI and IEC.
-pub(crate) fn parse_bytes(s: &str) -> Option<u64> {
+/// Parses `10KB`, `5MiB`, `1.5GB`, `42` as go-humanize's `ParseBytes` does:
+/// units are case-insensitive, SI and IEC, and may follow a space.
+///
+/// Public because the proxy types and rewrites byte values the same way
+/// (detected fields), and there must be one reading of a byte size.
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim_start();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
         .unwrap_or(s.len());

@@ -2,40 +2,10 @@
 //! type detected fields (`bytes`) and to rewrite byte values so they can be
 //! pasted back into a query.
 
-/// `humanize.ParseBytes`: a number (with fraction) then an optional SI or IEC
-/// unit, case-insensitive, spaces allowed between them.
+/// `humanize.ParseBytes`: the parser's reading, so a byte size means the
+/// same in a label filter and in detected fields.
 pub fn parse_bytes(s: &str) -> Option<u64> {
-    let t = s.trim_start();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
-        .unwrap_or(t.len());
-    let num: String = t[..split].chars().filter(|c| *c != ',').collect();
-    if num.is_empty() {
-        return None;
-    }
-    let n: f64 = num.parse().ok()?;
-    let unit = t[split..].trim().to_ascii_lowercase();
-    let mult: f64 = match unit.as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" => 1e3,
-        "ki" | "kib" => 1024.0,
-        "m" | "mb" => 1e6,
-        "mi" | "mib" => 1024f64.powi(2),
-        "g" | "gb" => 1e9,
-        "gi" | "gib" => 1024f64.powi(3),
-        "t" | "tb" => 1e12,
-        "ti" | "tib" => 1024f64.powi(4),
-        "p" | "pb" => 1e15,
-        "pi" | "pib" => 1024f64.powi(5),
-        "e" | "eb" => 1e18,
-        "ei" | "eib" => 1024f64.powi(6),
-        _ => return None,
-    };
-    let v = n * mult;
-    if v >= u64::MAX as f64 {
-        return None;
-    }
-    Some(v as u64)
+    logql_parser::parse_bytes(s)
 }
 
 /// `humanize.Bytes`: SI units, one decimal below 10 (`1.5 kB`, `12 MB`, `999 B`).
