@@ -6,58 +6,15 @@
 //! derived label sets (they are correct whether or not the label was stored),
 //! all others are lowered to a VictoriaLogs stream filter.
 
-use logql_parser::{Expr, MatchOp, Matcher, Selector};
-use regex::Regex;
+use logql_parser::{Expr, Selector};
 
 use super::discovery::{DETECTED_LEVEL, SERVICE_NAME};
 use crate::error::ApiError;
 use crate::labels::{parse_stream, sanitize_label_name};
+use crate::pipeline::label_filter::StrMatcher;
 
 /// Loki's answer when a selector was expected and something else came.
 pub const ONLY_MATCHERS: &str = "only label matchers are supported";
-
-/// A matcher the proxy evaluates on derived labels.
-#[derive(Debug, Clone)]
-pub struct ProxyMatcher {
-    /// The label name.
-    pub name: String,
-    op: MatchOp,
-    value: String,
-    re: Option<Regex>,
-}
-
-impl ProxyMatcher {
-    /// Compiles `m` (regexes anchored, as Loki's are).
-    ///
-    /// # Errors
-    /// A regex the parser accepted but `regex` cannot compile (400).
-    pub fn new(m: &Matcher) -> Result<Self, ApiError> {
-        let re = match m.op {
-            MatchOp::Re | MatchOp::Nre => Some(
-                Regex::new(&format!("^(?s:{})$", m.value))
-                    .map_err(|e| ApiError::BadRequest(format!("parse error : {e}")))?,
-            ),
-            _ => None,
-        };
-        Ok(Self {
-            name: m.name.clone(),
-            op: m.op,
-            value: m.value.clone(),
-            re,
-        })
-    }
-
-    /// Whether `value` (empty when the label is absent) passes.
-    pub fn matches(&self, value: &str) -> bool {
-        match (self.op, &self.re) {
-            (MatchOp::Eq, _) => value == self.value,
-            (MatchOp::Neq, _) => value != self.value,
-            (MatchOp::Re, Some(re)) => re.is_match(value),
-            (MatchOp::Nre, Some(re)) => !re.is_match(value),
-            _ => false,
-        }
-    }
-}
 
 /// A selector split between VictoriaLogs and the proxy.
 #[derive(Debug, Clone)]
@@ -65,7 +22,7 @@ pub struct Selection {
     /// The LogsQL filter of the stored-label matchers (`*` when none).
     pub vl_query: String,
     /// Matchers on synthesized labels.
-    pub proxy: Vec<ProxyMatcher>,
+    pub proxy: Vec<StrMatcher>,
     /// Every matcher's label name, in order (Loki's volume grouping labels).
     pub names: Vec<String>,
     /// The selector was empty (`{}` or no query): every stream.
@@ -125,7 +82,10 @@ pub fn split(sel: &Selector) -> Result<Selection, ApiError> {
     let mut proxy = Vec::new();
     for m in &sel.matchers {
         if is_synthesized(&m.name) {
-            proxy.push(ProxyMatcher::new(m)?);
+            proxy.push(
+                StrMatcher::new(m)
+                    .map_err(|e| ApiError::BadRequest(format!("parse error : {e}")))?,
+            );
         } else {
             stored.push(m.clone());
         }
