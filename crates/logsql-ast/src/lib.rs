@@ -32,7 +32,13 @@ mod quote;
 
 pub use error::LowerError;
 pub use filter::{Filter, RangeOp, StreamMatcher, StreamOp};
-pub use lower::{loki_order, lower_log, lower_selector};
+pub use lower::{
+    Discovery, loki_order, lower_log, lower_log_with, lower_selector, lower_selector_with,
+};
+/// Names of the labels Loki adds at ingest.
+pub mod discovered {
+    pub use crate::lower::discovery::{DETECTED_LEVEL, SERVICE_NAME, UNKNOWN_SERVICE};
+}
 pub use metric::{
     MetricPipe, NUMBER_FIELD, RangePlan, StatsFunc, VALUE_FIELD, ValueScale, bucket_offset,
     guard_regex, lower_range,

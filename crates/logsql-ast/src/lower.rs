@@ -18,6 +18,7 @@
 //! also run in the proxy, because Loki keeps an entry whose value fails to
 //! convert (tagging it `__error__=LabelFilterErr`) where VictoriaLogs drops it.
 
+pub(crate) mod discovery;
 mod label;
 mod line;
 mod selector;
@@ -27,6 +28,7 @@ use logql_parser::{
     Selector, Stage,
 };
 
+pub use self::discovery::Discovery;
 use crate::error::LowerError;
 use crate::filter::Filter;
 use crate::plan::LogPlan;
@@ -39,14 +41,27 @@ use crate::query::Query;
 /// (none today: every stage can run in the proxy); kept so callers handle
 /// future refusals.
 pub fn lower_log(expr: &LogExpr) -> Result<LogPlan, LowerError> {
-    let mut top = vec![selector::lower(&expr.selector)];
+    lower_log_with(expr, &Discovery::default())
+}
+
+/// Lowers a LogQL log query into a plan whose selectors and label filters
+/// see the labels `discovery` synthesizes (Loki's `service_name` and
+/// `detected_level`). Label filters on a synthesized label run in the proxy,
+/// which derives it per entry; the plan records `discovery` for that.
+///
+/// # Errors
+/// As [`lower_log`]; also a `service_name` regex that does not compile.
+pub fn lower_log_with(expr: &LogExpr, discovery: &Discovery) -> Result<LogPlan, LowerError> {
+    let mut top = vec![selector::lower(&expr.selector, discovery)?];
     let mut proxy: Vec<Stage> = Vec::new();
     // Whether an earlier stage may have rewritten the line.
     let mut rewritten = false;
     for stage in &loki_order(&expr.pipeline) {
         match stage {
             Stage::LineFilter(lf) if !rewritten && pushable_line(lf) => top.push(line::lower(lf)?),
-            Stage::LabelFilter(lf) if proxy.is_empty() && pushable_label(lf) => {
+            Stage::LabelFilter(lf)
+                if proxy.is_empty() && pushable_label(lf) && !reads_synthesized(lf, discovery) =>
+            {
                 top.push(label::lower(lf, false)?);
             }
             // No stage before it can have set an error label, so dropping
@@ -65,6 +80,7 @@ pub fn lower_log(expr: &LogExpr) -> Result<LogPlan, LowerError> {
         },
         parsed_prefix: None,
         proxy_stages: proxy,
+        discovery: discovery.clone(),
     })
 }
 
@@ -101,7 +117,35 @@ pub fn loki_order(stages: &[Stage]) -> Vec<Stage> {
 
 /// Lowers a stream selector alone (for `/labels?query=`, `/series?match[]=`).
 pub fn lower_selector(selector: &Selector) -> Query {
-    Query::new(selector::lower(selector))
+    // Without discovery every matcher is a stream matcher: nothing can fail.
+    Query::new(selector::lower(selector, &Discovery::default()).unwrap_or(Filter::Nothing))
+}
+
+/// Lowers a stream selector whose `service_name` matchers select on the
+/// value `discovery` derives.
+///
+/// # Errors
+/// A `service_name` regex that does not compile.
+pub fn lower_selector_with(
+    selector: &Selector,
+    discovery: &Discovery,
+) -> Result<Query, LowerError> {
+    Ok(Query::new(selector::lower(selector, discovery)?))
+}
+
+/// Whether a label filter reads a label `discovery` synthesizes.
+fn reads_synthesized(lf: &LabelFilter, discovery: &Discovery) -> bool {
+    match lf {
+        LabelFilter::And(a, b) | LabelFilter::Or(a, b) => {
+            reads_synthesized(a, discovery) || reads_synthesized(b, discovery)
+        }
+        LabelFilter::Paren(inner) => reads_synthesized(inner, discovery),
+        LabelFilter::Matcher(m) => discovery.synthesizes(&m.name),
+        LabelFilter::Number { name, .. }
+        | LabelFilter::Duration { name, .. }
+        | LabelFilter::Bytes { name, .. }
+        | LabelFilter::Ip { name, .. } => discovery.synthesizes(name),
+    }
 }
 
 fn is_error_label(item: &LabelSelector) -> bool {

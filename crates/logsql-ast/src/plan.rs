@@ -39,6 +39,10 @@ pub struct LogPlan {
     /// Empty when VictoriaLogs computes the whole query; then every returned
     /// row is an answer entry as is.
     pub proxy_stages: Vec<Stage>,
+    /// The labels the proxy adds to every answer entry (Loki's ingest-time
+    /// `service_name` and `detected_level`), and that selectors and label
+    /// filters in this plan were lowered against.
+    pub discovery: crate::Discovery,
 }
 
 impl LogPlan {

@@ -2,30 +2,108 @@
 
 use logql_parser::{MatchOp, Selector};
 
+use super::discovery::{self, Discovery, SERVICE_NAME};
+use crate::error::LowerError;
 use crate::filter::{Filter, StreamMatcher, StreamOp};
 
 /// Lowers `{a="x", b=~"re"}` to the same VictoriaLogs stream filter.
 ///
 /// VictoriaLogs anchors stream-filter regexes and treats a missing label as
-/// empty, as Prometheus and Loki do, so the matchers carry over unchanged.
-pub(crate) fn lower(selector: &Selector) -> Filter {
-    if selector.matchers.is_empty() {
-        return Filter::All;
+/// empty, as Prometheus and Loki do, so the matchers carry over unchanged,
+/// except those on `service_name` when `discovery` derives it: they select
+/// on the derived value ([`discovery::service_name`]).
+///
+/// # Errors
+/// [`LowerError::Unsupported`] for a `service_name` regex that does not compile.
+pub(crate) fn lower(selector: &Selector, discovery: &Discovery) -> Result<Filter, LowerError> {
+    let mut stored = Vec::with_capacity(selector.matchers.len());
+    let mut derived = Vec::new();
+    for m in &selector.matchers {
+        if m.name == SERVICE_NAME && discovery.service_name() {
+            derived.push(discovery::service_name(m, &discovery.service_name_labels)?);
+            continue;
+        }
+        stored.push(StreamMatcher {
+            label: m.name.clone(),
+            op: match m.op {
+                MatchOp::Eq => StreamOp::Eq,
+                MatchOp::Neq => StreamOp::Neq,
+                MatchOp::Re => StreamOp::Re,
+                MatchOp::Nre => StreamOp::Nre,
+            },
+            value: m.value.clone(),
+        });
     }
-    Filter::Stream(
-        selector
-            .matchers
-            .iter()
-            .map(|m| StreamMatcher {
-                label: m.name.clone(),
-                op: match m.op {
-                    MatchOp::Eq => StreamOp::Eq,
-                    MatchOp::Neq => StreamOp::Neq,
-                    MatchOp::Re => StreamOp::Re,
-                    MatchOp::Nre => StreamOp::Nre,
-                },
-                value: m.value.clone(),
-            })
-            .collect(),
-    )
+    let stored = if stored.is_empty() {
+        Filter::All
+    } else {
+        Filter::Stream(stored)
+    };
+    Ok(Filter::and(std::iter::once(stored).chain(derived)))
+}
+
+#[cfg(test)]
+mod tests {
+    use logql_parser::Matcher;
+
+    use super::*;
+
+    fn sel(ms: &[(&str, MatchOp, &str)]) -> Selector {
+        Selector {
+            matchers: ms
+                .iter()
+                .map(|(n, op, v)| Matcher {
+                    name: (*n).into(),
+                    op: *op,
+                    value: (*v).into(),
+                })
+                .collect(),
+        }
+    }
+
+    fn on() -> Discovery {
+        Discovery {
+            service_name_labels: vec!["service".into(), "app".into()],
+            log_levels: true,
+        }
+    }
+
+    #[test]
+    fn without_discovery_matchers_carry_over() {
+        let s = sel(&[
+            ("service_name", MatchOp::Eq, "api"),
+            ("env", MatchOp::Re, "p.*"),
+        ]);
+        let f = lower(&s, &Discovery::default()).unwrap();
+        assert_eq!(f.to_string(), r#"{service_name="api", env=~"p.*"}"#);
+        assert_eq!(lower(&sel(&[]), &on()).unwrap(), Filter::All);
+    }
+
+    #[test]
+    fn service_name_selects_on_the_derived_value() {
+        let s = sel(&[
+            ("env", MatchOp::Eq, "prod"),
+            ("service_name", MatchOp::Eq, "api"),
+        ]);
+        assert_eq!(
+            lower(&s, &on()).unwrap().to_string(),
+            r#"{env="prod"} and ({service_name="api"} or {service_name="", service="api"} or {service_name="", service="", app="api"})"#
+        );
+        let only = sel(&[("service_name", MatchOp::Eq, "unknown_service")]);
+        assert_eq!(
+            lower(&only, &on()).unwrap().to_string(),
+            r#"{service_name="unknown_service"} or {service_name="", service="unknown_service"} or {service_name="", service="", app="unknown_service"} or {service_name="", service="", app=""}"#
+        );
+    }
+
+    #[test]
+    fn detected_level_in_a_selector_stays_a_stream_label() {
+        // Loki's `detected_level` is structured metadata, never a stream
+        // label: `{detected_level="error"}` selects no stream there either.
+        let s = sel(&[("detected_level", MatchOp::Eq, "error")]);
+        assert_eq!(
+            lower(&s, &on()).unwrap().to_string(),
+            r#"{detected_level="error"}"#
+        );
+    }
 }
