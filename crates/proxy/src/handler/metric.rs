@@ -147,7 +147,7 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
     }
     let Ok(plan) = lower_range(r) else {
         // Stages VictoriaLogs cannot count exactly: the proxy runs them.
-        return fetch_rows(state, r, grid, range, offset).await;
+        return fetch_rows(state, input, grid, range, offset).await;
     };
     let spec = WindowSpec {
         op: r.op,
@@ -209,11 +209,12 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
 /// entries (bounded), run the stages, extract samples, window them.
 async fn fetch_rows(
     state: &AppState,
-    r: &logql_parser::RangeAggregation,
+    input: &RangeInput<'_>,
     grid: &Grid,
     range: i64,
     offset: i64,
 ) -> Result<Matrix, ApiError> {
+    let r = input.agg;
     let plan =
         logsql_ast::lower_log(&r.range.log).map_err(|e| ApiError::Unsupported(e.to_string()))?;
     let mut query = plan.query;
@@ -232,6 +233,17 @@ async fn fetch_rows(
         op: r.op,
         unwrap: unwrap.map(|u| (u.label.as_str(), u.conversion)),
         grouping: r.grouping.as_ref(),
+        windows: Some((*grid, range, offset)),
+        // Loki builds parser hints from a non-empty `by` grouping, its own
+        // or one a parent `sum by` pushes down: the same labels as `Need::Only`.
+        hint_groups: match (&input.need, &r.grouping) {
+            (Need::Only(labels), None | Some(logql_parser::Grouping { without: false, .. }))
+                if !labels.is_empty() =>
+            {
+                Some(labels.as_slice())
+            }
+            _ => None,
+        },
     };
     let post_filters = unwrap
         .map(|u| u.post_filters.as_slice())

@@ -78,6 +78,8 @@ fn scalar_op(op: BinaryOp, l: f64, r: f64) -> Option<(f64, bool)> {
         BinaryOp::Add => arith(l + r),
         BinaryOp::Sub => arith(l - r),
         BinaryOp::Mul => arith(l * r),
+        // Loki guards division by zero: NaN, never ±Inf.
+        BinaryOp::Div if r == 0.0 => arith(f64::NAN),
         BinaryOp::Div => arith(l / r),
         // Go's math.Mod: the result has the dividend's sign, like Rust's `%`.
         BinaryOp::Mod => arith(l % r),
@@ -608,5 +610,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(vals(or0), vec![(l(&[]), vec![(0, 0.0), (1, 0.0)])]);
+    }
+
+    #[test]
+    fn division_by_zero_is_nan_as_in_loki() {
+        let (v, keep) = scalar_op(BinaryOp::Div, 4.0, 0.0).unwrap();
+        assert!(v.is_nan() && keep);
+        assert!(scalar_op(BinaryOp::Mod, 4.0, 0.0).unwrap().0.is_nan());
+        assert_eq!(scalar_op(BinaryOp::Div, 4.0, 2.0), Some((2.0, true)));
     }
 }

@@ -10,14 +10,15 @@ pub enum EngineError {
     )]
     TooManySeries(usize),
     /// An unwrapped value failed Loki's conversion and no filter drops it.
+    /// Loki's text ends with a newline (its `PipelineError` message does).
     #[error(
-        "pipeline error: 'SampleExtractionErr' for series: '{0}'.\nUse a label filter to intentionally skip this error. (e.g | __error__!=\"SampleExtractionErr\").\nTo skip all potential errors you can match empty errors.(e.g __error__=\"\")\nThe label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )"
+        "pipeline error: 'SampleExtractionErr' for series: '{0}'.\nUse a label filter to intentionally skip this error. (e.g | __error__!=\"SampleExtractionErr\").\nTo skip all potential errors you can match empty errors.(e.g __error__=\"\")\nThe label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )\n"
     )]
     SampleExtraction(String),
     /// A kept entry carries an error label (parser or conversion failure) and
     /// no filter drops it; Loki fails the query.
     #[error(
-        "pipeline error: '{0}' for series: '{1}'.\nUse a label filter to intentionally skip this error. (e.g | __error__!=\"{0}\").\nTo skip all potential errors you can match empty errors.(e.g __error__=\"\")\nThe label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )"
+        "pipeline error: '{0}' for series: '{1}'.\nUse a label filter to intentionally skip this error. (e.g | __error__!=\"{0}\").\nTo skip all potential errors you can match empty errors.(e.g __error__=\"\")\nThe label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )\n"
     )]
     Pipeline(String, String),
     /// Vector matching found several series for one match group.

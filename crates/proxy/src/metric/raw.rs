@@ -90,10 +90,7 @@ pub fn evaluate(series: &[RawSeries], grid: &Grid, spec: &WindowSpec, param: f64
                 }
                 RangeOp::FirstOverTime => w[0].1,
                 RangeOp::LastOverTime => w[w.len() - 1].1,
-                RangeOp::RateCounter => match counter_rate(w, start, end, spec.range) {
-                    Some(v) => v,
-                    None => continue,
-                },
+                RangeOp::RateCounter => counter_rate(w, spec.range),
                 _ => continue,
             };
             points.push(Point { step: i, v });
@@ -129,22 +126,29 @@ pub fn quantile(q: f64, values: &mut [f64]) -> f64 {
     values[lower as usize] * (1.0 - w) + values[upper as usize] * w
 }
 
-/// Prometheus' extrapolated counter rate over the window `(start, end]`.
-fn counter_rate(w: &[(i64, f64)], start: i64, end: i64, range: i64) -> Option<f64> {
+/// Loki's `rate_counter`: Prometheus' extrapolated counter rate as Loki 3.7
+/// computes it. Loki keeps sample times in nanoseconds but measures the
+/// window edges as Prometheus does in milliseconds, so the distance to the
+/// window start is always the range in seconds, the distance to the end is
+/// 0, and the sampled interval is in microseconds. Fewer than two samples
+/// give 0 (Prometheus drops the point; Loki reports 0).
+fn counter_rate(w: &[(i64, f64)], range: i64) -> f64 {
     if w.len() < 2 {
-        return None;
+        return 0.0;
     }
     let (first, last) = (w[0], w[w.len() - 1]);
     let mut result = last.1 - first.1;
-    for pair in w.windows(2) {
-        if pair[1].1 < pair[0].1 {
-            result += pair[0].1;
+    let mut previous = 0.0;
+    for &(_, v) in w {
+        if v < previous {
+            result += previous;
         }
+        previous = v;
     }
-    let secs = |ns: i64| ns as f64 / 1e9;
-    let mut to_start = secs(first.0 - start);
-    let to_end = secs(end - last.0);
-    let sampled = secs(last.0 - first.0);
+    let range_ms = range / 1_000_000;
+    let mut to_start = range_ms as f64 / 1000.0;
+    let to_end = 0.0;
+    let sampled = (last.0 - first.0) as f64 / 1000.0;
     let avg = sampled / (w.len() - 1) as f64;
     if result > 0.0 && first.1 >= 0.0 {
         let to_zero = sampled * (first.1 / result);
@@ -164,7 +168,7 @@ fn counter_rate(w: &[(i64, f64)], start: i64, end: i64, range: i64) -> Option<f6
     } else {
         avg / 2.0
     };
-    Some(result * (interval / sampled) / secs(range))
+    result * (interval / sampled) / (range as f64 / 1e9)
 }
 
 #[cfg(test)]
@@ -214,14 +218,17 @@ mod tests {
 
     #[test]
     fn counter_rate_with_reset() {
-        // Samples every 10 s over a 60 s window ending at 60 s: 10..60 s.
+        // Samples every 10 s in a 60 s window: 10..60 s.
         let w: Vec<(i64, f64)> = vec![(10 * S, 1.0), (20 * S, 3.0), (30 * S, 1.0), (60 * S, 4.0)];
-        // increase = 4 - 1 + 3 (reset) = 6; sampled 50 s; avg 16.67 s
-        // to_start 10 s (< threshold; to_zero = 50 * 1/6 = 8.33 s is smaller) → 8.33; to_end 0
-        let v = counter_rate(&w, 0, 60 * S, 60 * S).unwrap();
-        let expected = 6.0 * ((50.0 + 50.0 / 6.0) / 50.0) / 60.0;
-        assert!((v - expected).abs() < 1e-12, "{v} vs {expected}");
-        assert_eq!(counter_rate(&w[..1], 0, 60 * S, 60 * S), None);
+        // increase = 4 - 1 + 3 (reset) = 6. Loki's units: sampled = 50 s in
+        // ns / 1000 = 5e7, avg = 5e7 / 3; to_start = 60 (the range in s) is
+        // below the threshold, to_zero = 5e7 / 6 is not; to_end = 0.
+        let sampled = 5e7;
+        let expected = 6.0 * ((sampled + 60.0) / sampled) / 60.0;
+        let v = counter_rate(&w, 60 * S);
+        assert!((v - expected).abs() < 1e-15, "{v} vs {expected}");
+        // Fewer than two samples: Loki reports 0.
+        assert_eq!(counter_rate(&w[..1], 60 * S), 0.0);
     }
 
     #[test]

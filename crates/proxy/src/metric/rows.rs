@@ -12,13 +12,14 @@ use logql_parser::{Grouping, LabelFilter, RangeOp, Stage, UnwrapConversion};
 
 use super::buckets::{BucketSeries, Stats, project};
 use super::error::EngineError;
+use super::grid::Grid;
 use super::raw::RawSeries;
 use super::series::{Labels, normalize};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows};
 use crate::pipeline::Pipeline;
 use crate::pipeline::label_filter::{parse_bytes, parse_float};
-use crate::pipeline::labels::{ERROR, ERROR_DETAILS};
+use crate::pipeline::labels::{Category, ERROR, ERROR_DETAILS};
 
 /// What to extract from each entry.
 #[derive(Debug, Clone)]
@@ -29,6 +30,44 @@ pub struct Extract<'a> {
     pub unwrap: Option<(&'a str, UnwrapConversion)>,
     /// The range aggregation's own `by`/`without`.
     pub grouping: Option<&'a Grouping>,
+    /// The windows the query evaluates: `(grid, range, offset)` in ns.
+    /// Loki fails on an error sample only when a window holds it.
+    pub windows: Option<(Grid, i64, i64)>,
+    /// The labels Loki's sample extractor groups by when it builds parser
+    /// hints: the range aggregation's own `by (…)` or the one a parent
+    /// `sum by (…)` pushes down (Loki's `canInjectVectorGrouping`).
+    pub hint_groups: Option<&'a [String]>,
+}
+
+/// Whether Loki's parser hints decide which parsed labels a failed sample
+/// carries, in a way the proxy reproduces: plain `json`/`logfmt` parsers
+/// and line filters only (every other stage may need labels of its own).
+fn hints_apply(stages: &[Stage], post: &[LabelFilter]) -> bool {
+    post.is_empty()
+        && stages.iter().all(|s| match s {
+            Stage::LineFilter(_) | Stage::Decolorize => true,
+            Stage::Parser(logql_parser::Parser::Json(ex)) => ex.is_empty(),
+            Stage::Parser(logql_parser::Parser::Logfmt { extractions, .. }) => {
+                extractions.is_empty()
+            }
+            _ => false,
+        })
+}
+
+/// Whether a sample at `t` falls in one of the windows
+/// `(tᵢ − offset − range, tᵢ − offset]` of `grid`.
+pub fn in_window(grid: &Grid, range: i64, offset: i64, t: i64) -> bool {
+    // The first step whose window ends at or after `t`.
+    let from = t + offset - grid.start;
+    let i = if from <= 0 {
+        0
+    } else {
+        (from + grid.step - 1) / grid.step
+    };
+    let Ok(i) = u32::try_from(i) else {
+        return false;
+    };
+    i < grid.len && grid.time(i) - offset - range < t
 }
 
 /// Samples per series, as buckets (bucketable functions) or raw values.
@@ -90,6 +129,9 @@ pub fn extract(
     );
     // Ordered by labels, so later float sums are the same on every run.
     let mut series: BTreeMap<Labels, Vec<(i64, f64, f64)>> = BTreeMap::new();
+    let mut first_error: Option<(i64, String, String)> = None;
+    let hints = hints_apply(stages, post);
+    let mut parsed_names: Vec<String> = Vec::new();
     for row in &rows.rows {
         let stream = parse_stream(row.stream).map_err(|e| EngineError::Backend(e.to_string()))?;
         let stream_names: Vec<String> = stream
@@ -114,9 +156,13 @@ pub fn extract(
             continue;
         }
         let mut labels: Labels = Vec::new();
-        pipeline
-            .labels()
-            .for_each(|n, v, _| labels.push((n.to_owned(), v.to_owned())));
+        parsed_names.clear();
+        pipeline.labels().for_each(|n, v, c| {
+            if c == Category::Parsed {
+                parsed_names.push(n.to_owned());
+            }
+            labels.push((n.to_owned(), v.to_owned()));
+        });
         let err = pipeline.labels().err();
         if !err.is_empty() {
             labels.push((ERROR.to_owned(), err.to_owned()));
@@ -136,7 +182,6 @@ pub fn extract(
             if text.is_empty() {
                 continue;
             }
-            labels.retain(|(n, _)| n != label);
             match convert(&text, conv) {
                 Ok(v) => value = v,
                 Err(details) => {
@@ -173,24 +218,66 @@ pub fn extract(
                     labels.push((ERROR.to_owned(), err.to_owned()));
                 }
             }
+            // Post-unwrap filters see the unwrapped label (Loki keeps it in
+            // the builder); the sample's series does not carry it, unless
+            // the sample failed (Loki names the whole label set then).
+            if !labels.iter().any(|(n, _)| n == ERROR) {
+                labels.retain(|(n, _)| n != label);
+            }
         }
         let labels = normalize(labels);
-        if let Some((_, e)) = labels.iter().find(|(n, _)| n == ERROR) {
-            let mut text = Vec::new();
-            crate::labels::write_label_string(
-                &mut text,
-                labels.iter().map(|(n, v)| (n.as_str(), v.as_str())),
-            );
-            return Err(EngineError::Pipeline(
-                e.clone(),
-                String::from_utf8_lossy(&text).into_owned(),
-            ));
+        if let Some(e) = labels
+            .iter()
+            .find(|(n, _)| n == ERROR)
+            .map(|(_, e)| e.clone())
+        {
+            // Loki fails at the first step whose window holds an error
+            // sample, naming one of that window's error series: the
+            // earliest sample's here (Loki's pick among several is its map
+            // order, which varies run to run).
+            let counted = ex
+                .windows
+                .is_none_or(|(g, range, offset)| in_window(&g, range, offset, row.time_ns));
+            if counted && first_error.as_ref().is_none_or(|f| row.time_ns < f.0) {
+                // With parser hints, Loki's parsers extract only the
+                // grouping labels and the unwrapped one, so a sample that
+                // failed its conversion names only those parsed labels.
+                let hinted = match (ex.hint_groups, ex.unwrap) {
+                    (Some(groups), Some((unwrapped, _))) if hints && e == "SampleExtractionErr" => {
+                        Some((groups, unwrapped))
+                    }
+                    _ => None,
+                };
+                let labels: Labels = match hinted {
+                    None => labels,
+                    Some((groups, unwrapped)) => labels
+                        .into_iter()
+                        .filter(|(n, _)| {
+                            !parsed_names.contains(n)
+                                || n == unwrapped
+                                || groups.contains(n)
+                                || n == ERROR
+                                || n == ERROR_DETAILS
+                        })
+                        .collect(),
+                };
+                let mut text = Vec::new();
+                crate::labels::write_label_string(
+                    &mut text,
+                    labels.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+                );
+                first_error = Some((row.time_ns, e, String::from_utf8_lossy(&text).into_owned()));
+            }
+            continue;
         }
         let labels = project(labels, ex.grouping);
         series
             .entry(labels)
             .or_default()
             .push((row.time_ns, value, bytes));
+    }
+    if let Some((_, err, series)) = first_error {
+        return Err(EngineError::Pipeline(err, series));
     }
     let mut out = Samples::default();
     for (labels, mut s) in series {
@@ -279,6 +366,8 @@ mod tests {
             op: r.op,
             unwrap: Some((u.label.as_str(), u.conversion)),
             grouping: None,
+            windows: None,
+            hint_groups: None,
         };
         let mut body = BODY.as_bytes().to_vec();
         let s = extract(&mut body, &st, &post, &ex).unwrap();
@@ -302,6 +391,8 @@ mod tests {
             op: r.op,
             unwrap: Some((u.label.as_str(), u.conversion)),
             grouping: None,
+            windows: None,
+            hint_groups: None,
         };
         let mut body = BODY.as_bytes().to_vec();
         let err = extract(&mut body, &st, &post, &ex).unwrap_err();
@@ -319,11 +410,99 @@ mod tests {
             op: r.op,
             unwrap: None,
             grouping: None,
+            windows: None,
+            hint_groups: None,
         };
         let mut body = BODY.as_bytes().to_vec();
         let mut s = extract(&mut body, &st, &post, &ex).unwrap();
         s.buckets.sort_by(|a, b| a.labels.cmp(&b.labels));
         assert_eq!(s.buckets.len(), 3);
         assert_eq!(s.buckets[0].buckets[0].0, 1_000_000_000);
+    }
+
+    #[test]
+    fn error_outside_every_window_does_not_fail() {
+        // Steps at 10 s and 20 s with a 2 s range: windows (8, 10] and (18, 20].
+        let grid = Grid::range(10_000_000_000, 20_000_000_000, 10_000_000_000);
+        let r = 2_000_000_000;
+        assert!(in_window(&grid, r, 0, 9_000_000_000));
+        assert!(in_window(&grid, r, 0, 10_000_000_000));
+        assert!(!in_window(&grid, r, 0, 8_000_000_000));
+        assert!(!in_window(&grid, r, 0, 12_000_000_000));
+        assert!(!in_window(&grid, r, 0, 21_000_000_000));
+        // An offset shifts the windows back: (3, 5] and (13, 15].
+        assert!(in_window(&grid, r, 5_000_000_000, 4_000_000_000));
+        assert!(!in_window(&grid, r, 5_000_000_000, 9_000_000_000));
+        // The bad duration of BODY is at 3 s: outside (0, 2], so no error;
+        // a window holding it fails.
+        let (st, post, rg) =
+            stages(r#"sum_over_time({app="a"} | json | unwrap duration(took) [1m])"#);
+        let u = rg.range.unwrap.as_ref().unwrap();
+        let ex = Extract {
+            op: rg.op,
+            unwrap: Some((u.label.as_str(), u.conversion)),
+            grouping: None,
+            windows: Some((Grid::instant(2_000_000_000), 2_000_000_000, 0)),
+            hint_groups: None,
+        };
+        let mut body = BODY.as_bytes().to_vec();
+        assert!(extract(&mut body, &st, &post, &ex).is_ok());
+        let ex = Extract {
+            windows: Some((Grid::instant(3_000_000_000), 2_000_000_000, 0)),
+            ..ex
+        };
+        let mut body = BODY.as_bytes().to_vec();
+        let err = extract(&mut body, &st, &post, &ex).unwrap_err().to_string();
+        assert!(err.contains("took=\"bad\""), "{err}");
+    }
+
+    #[test]
+    fn post_filters_see_the_unwrapped_label() {
+        let (st, post, r) = stages(
+            r#"sum_over_time({app="a"} | json | unwrap duration(took) | took != "250ms" | __error__="" [1m])"#,
+        );
+        let u = r.range.unwrap.as_ref().unwrap();
+        let ex = Extract {
+            op: r.op,
+            unwrap: Some((u.label.as_str(), u.conversion)),
+            grouping: None,
+            windows: None,
+            hint_groups: None,
+        };
+        let mut body = BODY.as_bytes().to_vec();
+        let s = extract(&mut body, &st, &post, &ex).unwrap();
+        let sums: Vec<f64> = s
+            .buckets
+            .iter()
+            .flat_map(|b| b.buckets.iter().map(|x| x.1.sum))
+            .collect();
+        assert_eq!(sums, vec![1.5]);
+        assert!(s.buckets[0].labels.iter().all(|(n, _)| n != "took"));
+    }
+
+    #[test]
+    fn hinted_conversion_error_names_only_hinted_parsed_labels() {
+        let (st, post, r) = stages(r#"sum_over_time({app="a"} | json | unwrap took [1m])"#);
+        let u = r.range.unwrap.as_ref().unwrap();
+        let groups = vec!["app".to_owned()];
+        let ex = Extract {
+            op: r.op,
+            unwrap: Some((u.label.as_str(), u.conversion)),
+            grouping: None,
+            windows: None,
+            hint_groups: Some(&groups),
+        };
+        let mut body = BODY.as_bytes().to_vec();
+        let err = extract(&mut body, &st, &post, &ex).unwrap_err().to_string();
+        // `lvl` is parsed but neither grouped nor unwrapped: Loki's hints skip it.
+        assert!(err.contains("app=\"a\", took=\"1.5s\"}"), "{err}");
+        assert!(!err.contains("lvl"), "{err}");
+        let ex = Extract {
+            hint_groups: None,
+            ..ex
+        };
+        let mut body = BODY.as_bytes().to_vec();
+        let err = extract(&mut body, &st, &post, &ex).unwrap_err().to_string();
+        assert!(err.contains("lvl=\"x\""), "{err}");
     }
 }
