@@ -16,6 +16,7 @@ mod grammar;
 mod lexer;
 mod limits;
 mod names;
+mod normalize;
 mod pretty;
 mod print;
 mod quote;
@@ -68,13 +69,15 @@ pub fn parse_unvalidated(input: &str) -> Result<Expr, ParseError> {
         return Err(ParseError::Semantic("syntax error: unexpected $end".into()));
     }
     limits::check_nesting(input)?;
+    let text = normalize::spaced(input);
+    let text = text.as_ref();
     pest::set_call_limit(std::num::NonZeroUsize::new(CALL_LIMIT));
     // Fast path without attempt tracking; only a failed parse is run again with
     // it, to find the farthest token reached (Loki's error position).
     pest::set_error_detail(false);
-    let Ok(mut pairs) = grammar::LogqlParser::parse(grammar::Rule::root, input) else {
+    let Ok(mut pairs) = grammar::LogqlParser::parse(grammar::Rule::root, text) else {
         pest::set_error_detail(true);
-        let err = grammar::LogqlParser::parse(grammar::Rule::root, input).map(|_| ());
+        let err = grammar::LogqlParser::parse(grammar::Rule::root, text).map(|_| ());
         pest::set_error_detail(false);
         return Err(match err {
             Err(e) => {
