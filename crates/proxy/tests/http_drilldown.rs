@@ -176,6 +176,10 @@ async fn detected_fields_over_a_full_drilldown_pipeline() {
     assert_eq!(f("method")["parsers"], serde_json::json!(["logfmt"]));
     // The last entry read decides the type, as in Loki.
     assert_eq!(f("status")["type"], "float");
+    // detected_level is structured metadata in Loki (stored at ingest); no
+    // line names a level here, so every entry is `unknown`.
+    assert_eq!(f("detected_level")["parsers"], serde_json::Value::Null);
+    assert_eq!(f("detected_level")["cardinality"], 1);
     // Loki's line_limit default: the newest 100 lines.
     let r = &h.vl.requests()[0];
     assert_eq!(r.get("end"), "1787392799999999999");

@@ -18,6 +18,7 @@ use logql_parser::Expr;
 
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
+use crate::drilldown::discovery::{DETECTED_LEVEL, detected_level};
 use crate::drilldown::{fields, logs, streams};
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
@@ -185,7 +186,8 @@ pub async fn detected_fields(
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = field_params(&form)?;
-    let fetched = logs::fetch(&state, &p.log, p.start, p.end, p.line_limit as usize).await?;
+    let mut fetched = logs::fetch(&state, &p.log, p.start, p.end, p.line_limit as usize).await?;
+    add_detected_level(&mut fetched.streams);
     let found = fields::detect(&fetched.streams, p.limit as usize);
     if found.is_empty() {
         return Ok(empty_object());
@@ -220,7 +222,8 @@ pub async fn detected_field_values(
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = field_params(&form)?;
-    let fetched = logs::fetch(&state, &p.log, p.start, p.end, p.line_limit as usize).await?;
+    let mut fetched = logs::fetch(&state, &p.log, p.start, p.end, p.line_limit as usize).await?;
+    add_detected_level(&mut fetched.streams);
     let values = fields::values(&fetched.streams, &name, p.limit as usize);
     if values.is_empty() {
         return Ok(empty_object());
@@ -228,6 +231,22 @@ pub async fn detected_field_values(
     let out = serde_json::to_vec(&serde_json::json!({"limit": p.limit, "values": values}))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(json_response(out))
+}
+
+/// Gives every entry the `detected_level` structured metadata Loki's
+/// distributor stores (`discover_log_levels`, on by default), when it was not
+/// pushed: Loki lists it among the detected fields (`parsers: null`) and
+/// answers its values, so lokivl does too.
+fn add_detected_level(streams: &mut [logs::Stream]) {
+    for s in streams {
+        for e in &mut s.entries {
+            if e.metadata.iter().any(|(k, _)| k == DETECTED_LEVEL) {
+                continue;
+            }
+            let level = detected_level(&s.labels, &e.metadata, &e.line);
+            e.metadata.push((DETECTED_LEVEL.to_owned(), level));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -249,5 +268,42 @@ mod tests {
         assert!(!reject_label(&set(&["12", "api"])));
         assert!(is_uuid("0f8fad5bd9cb469fa16570867728950e"));
         assert!(!is_uuid("not-a-uuid"));
+    }
+
+    #[test]
+    fn entries_get_loki_detected_level() {
+        let entry = |line: &str, md: &[(&str, &str)]| logs::Entry {
+            ts: 1,
+            line: line.to_owned(),
+            metadata: md
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            parsed: Vec::new(),
+        };
+        let mut streams = vec![logs::Stream {
+            labels: vec![("app".to_owned(), "a".to_owned())],
+            entries: vec![
+                entry("level=WARN msg=x", &[]),
+                entry("plain words", &[("trace_id", "t")]),
+                entry("level=info", &[("detected_level", "debug")]),
+            ],
+        }];
+        add_detected_level(&mut streams);
+        let levels: Vec<&str> = streams[0]
+            .entries
+            .iter()
+            .map(|e| {
+                e.metadata
+                    .iter()
+                    .find(|(k, _)| k == DETECTED_LEVEL)
+                    .map(|(_, v)| v.as_str())
+                    .unwrap_or("")
+            })
+            .collect();
+        assert_eq!(levels, ["warn", "unknown", "debug"]);
+        let f = fields::detect(&streams, 10);
+        assert_eq!(f["detected_level"].parsers, None);
+        assert_eq!(f["detected_level"].values.len(), 3);
     }
 }

@@ -194,8 +194,20 @@ fn group(p: &VolumeParams, rows: &[StreamStats]) -> BTreeMap<Option<i64>, BTreeM
         p.targets.iter().map(String::as_str).collect()
     };
     let include_all = p.sel.all && p.targets.is_empty();
+    // Loki adds `target=~".+"` for every target label no matcher names, so a
+    // series without one of them is not counted at all.
+    let required: Vec<&str> = p
+        .targets
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !p.sel.names.iter().any(|n| n == t))
+        .collect();
     let mut out: BTreeMap<Option<i64>, BTreeMap<String, u64>> = BTreeMap::new();
     for r in rows {
+        let has = |t: &&str| r.labels.iter().any(|(k, v)| k == t && !v.is_empty());
+        if !required.iter().all(has) {
+            continue;
+        }
         let buckets = out.entry(r.bucket).or_default();
         if p.by_series {
             let mut name = Vec::new();
@@ -377,9 +389,20 @@ mod tests {
             t,
             vec![("app".to_owned(), 35), ("service_name".to_owned(), 35)]
         );
+        // A series without a target label is left out, as Loki's added
+        // `env=~".+"` matcher leaves it out.
         let p = params("query=%7Bapp%3D~%22.%2B%22%7D&targetLabels=env");
         let t = top(group(&p, &rows).remove(&None).unwrap(), 100).unwrap();
-        assert_eq!(t[0], ("{}".to_owned(), 20));
+        assert_eq!(
+            t,
+            vec![
+                (r#"{env="p"}"#.to_owned(), 10),
+                (r#"{env="d"}"#.to_owned(), 5)
+            ]
+        );
+        let p = params("query=%7Bapp%3D~%22.%2B%22%7D&targetLabels=env&aggregateBy=labels");
+        let t = top(group(&p, &rows).remove(&None).unwrap(), 100).unwrap();
+        assert_eq!(t, vec![("env".to_owned(), 15)]);
     }
 
     #[test]

@@ -1,0 +1,780 @@
+//! Drilldown endpoints compared with a real Loki 3.7 on the same data.
+//!
+//! `live` starts Loki (`LOKIVL_LOKI_BIN`) and VictoriaLogs (`LOKIVL_VL_BIN`),
+//! pushes one dataset (explicit `service_name` labels, so the comparison does
+//! not depend on service-name discovery) into both and asks Loki and lokivl
+//! `index/stats`, `index/volume`, `index/volume_range`, `detected_labels`,
+//! `detected_fields`, `detected_field/{name}/values` and `patterns` with
+//! Grafana's parameter shapes (ns and RFC3339 times, `step=5000ms`). With
+//! `LOKIVL_RECORD_GOLDEN=1` it writes `tests/golden/drilldown/{loki,victorialogs}.json`;
+//! `replay` compares lokivl with those recorded answers without servers.
+//!
+//! Each request names how it is compared ([`Mode`]). Where Loki's numbers
+//! are estimates or samples (index bytes, volume bytes, pattern tokens), only
+//! what lokivl is meant to reproduce is compared; docs/compatibility.md
+//! (Drilldown section) lists every such difference with its reason.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use common::backend::{self, Golden, Tap, VictoriaLogs};
+use common::client;
+
+const SEC: i64 = 1_000_000_000;
+/// Entries per stream, one every 10 s.
+const PER_STREAM: i64 = 30;
+
+/// How lokivl's answer is compared with Loki's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `index/stats`: `streams`, `chunks`, `entries` exact; `bytes` is
+    /// Loki's KiB-rounded chunk size, so only "both zero or both not".
+    Stats,
+    /// `index/volume`: result type, series (labels) in order and timestamps
+    /// exact; values are Loki's chunk-size estimates, so not compared.
+    Volume,
+    /// `index/volume_range`: result type and series set exact; lokivl's
+    /// bucket timestamps must be among Loki's (Loki spreads a chunk's bytes
+    /// over every step of the chunk's span, lokivl reports the steps with data).
+    VolumeRange,
+    /// `detected_labels`: the list sorted by label, exact.
+    Labels,
+    /// `detected_fields`: the fields sorted by label, exact (every key).
+    Fields,
+    /// `detected_field/{name}/values`: the value set and `limit`, exact.
+    Values,
+    /// `patterns`: envelope, each item's shape, and per level the total
+    /// count of lines (tokenization differs; the counts must not).
+    Patterns,
+    /// `patterns` where Loki's pattern ingester prunes small clusters (it
+    /// answers none for these 60 logfmt lines over five levels) while lokivl
+    /// reports every cluster of the lines mined: envelope and shapes only.
+    PatternsShape,
+}
+
+/// One request of the comparison.
+struct Req {
+    id: &'static str,
+    path: &'static str,
+    mode: Mode,
+    /// `(key, value)`; values `@s`, `@e` are the range in ns, `@S`, `@E` in RFC3339.
+    params: &'static [(&'static str, &'static str)],
+}
+
+const REQS: &[Req] = &[
+    Req {
+        id: "stats.service",
+        path: "/loki/api/v1/index/stats",
+        mode: Mode::Stats,
+        params: &[("query", r#"{service_name="checkout"}"#)],
+    },
+    Req {
+        id: "stats.env",
+        path: "/loki/api/v1/index/stats",
+        mode: Mode::Stats,
+        params: &[("query", r#"{env="prod"}"#)],
+    },
+    Req {
+        id: "stats.regex",
+        path: "/loki/api/v1/index/stats",
+        mode: Mode::Stats,
+        params: &[("query", r#"{service_name=~"check.*|front.*"}"#)],
+    },
+    Req {
+        id: "stats.none",
+        path: "/loki/api/v1/index/stats",
+        mode: Mode::Stats,
+        params: &[("query", r#"{service_name="nope"}"#)],
+    },
+    Req {
+        id: "volume.services",
+        path: "/loki/api/v1/index/volume",
+        mode: Mode::Volume,
+        params: &[("query", r#"{service_name=~".+"}"#), ("limit", "5000")],
+    },
+    Req {
+        id: "volume.search",
+        path: "/loki/api/v1/index/volume",
+        mode: Mode::Volume,
+        params: &[
+            ("query", r#"{service_name=~"(?i).*CHECK.*"}"#),
+            ("limit", "5000"),
+        ],
+    },
+    Req {
+        id: "volume.two_matchers",
+        path: "/loki/api/v1/index/volume",
+        mode: Mode::Volume,
+        params: &[("query", r#"{service_name=~".+", env=~".+"}"#)],
+    },
+    Req {
+        id: "volume.targets",
+        path: "/loki/api/v1/index/volume",
+        mode: Mode::Volume,
+        params: &[
+            ("query", r#"{service_name=~".+"}"#),
+            ("targetLabels", "env,cluster"),
+        ],
+    },
+    Req {
+        id: "volume.target_env",
+        path: "/loki/api/v1/index/volume",
+        mode: Mode::Volume,
+        params: &[
+            ("query", r#"{service_name="checkout"}"#),
+            ("targetLabels", "env"),
+        ],
+    },
+    Req {
+        id: "volume.labels",
+        path: "/loki/api/v1/index/volume",
+        mode: Mode::Volume,
+        params: &[("query", r#"{env=~".+"}"#), ("aggregateBy", "labels")],
+    },
+    Req {
+        id: "volume.labels_limit",
+        path: "/loki/api/v1/index/volume",
+        mode: Mode::Volume,
+        params: &[
+            ("query", r#"{service_name=~".+"}"#),
+            ("aggregateBy", "labels"),
+            ("limit", "2"),
+        ],
+    },
+    Req {
+        id: "volume.limit",
+        path: "/loki/api/v1/index/volume",
+        mode: Mode::Volume,
+        params: &[("query", r#"{service_name=~".+"}"#), ("limit", "1")],
+    },
+    Req {
+        id: "volume_range.services",
+        path: "/loki/api/v1/index/volume_range",
+        mode: Mode::VolumeRange,
+        params: &[("query", r#"{service_name=~".+"}"#), ("step", "60000ms")],
+    },
+    Req {
+        id: "volume_range.step5s",
+        path: "/loki/api/v1/index/volume_range",
+        mode: Mode::VolumeRange,
+        params: &[
+            ("query", r#"{service_name="payments"}"#),
+            ("step", "5000ms"),
+        ],
+    },
+    Req {
+        id: "volume_range.labels",
+        path: "/loki/api/v1/index/volume_range",
+        mode: Mode::VolumeRange,
+        params: &[
+            ("query", r#"{service_name=~".+"}"#),
+            ("aggregateBy", "labels"),
+            ("step", "60000ms"),
+        ],
+    },
+    Req {
+        id: "labels.empty_query",
+        path: "/loki/api/v1/detected_labels",
+        mode: Mode::Labels,
+        params: &[("query", "")],
+    },
+    Req {
+        id: "labels.service",
+        path: "/loki/api/v1/detected_labels",
+        mode: Mode::Labels,
+        params: &[("query", r#"{service_name="checkout"}"#)],
+    },
+    Req {
+        id: "fields.logfmt_pipeline",
+        path: "/loki/api/v1/detected_fields",
+        mode: Mode::Fields,
+        params: &[(
+            "query",
+            r#"{service_name="checkout"} | json | logfmt | drop __error__, __error_details__"#,
+        )],
+    },
+    Req {
+        id: "fields.json_pipeline",
+        path: "/loki/api/v1/detected_fields",
+        mode: Mode::Fields,
+        params: &[(
+            "query",
+            r#"{service_name="payments"} | json | logfmt | drop __error__, __error_details__"#,
+        )],
+    },
+    Req {
+        id: "fields.metadata_only",
+        path: "/loki/api/v1/detected_fields",
+        mode: Mode::Fields,
+        params: &[("query", r#"{service_name="frontend"}"#), ("limit", "1000")],
+    },
+    Req {
+        id: "values.logfmt",
+        path: "/loki/api/v1/detected_field/status/values",
+        mode: Mode::Values,
+        params: &[("query", r#"{service_name="checkout"} | logfmt"#)],
+    },
+    Req {
+        id: "values.json_path",
+        path: "/loki/api/v1/detected_field/user_id/values",
+        mode: Mode::Values,
+        params: &[("query", r#"{service_name="payments"}"#), ("limit", "1000")],
+    },
+    Req {
+        id: "values.metadata",
+        path: "/loki/api/v1/detected_field/trace_id/values",
+        mode: Mode::Values,
+        params: &[("query", r#"{service_name="payments"}"#)],
+    },
+    Req {
+        id: "patterns.logfmt",
+        path: "/loki/api/v1/patterns",
+        mode: Mode::PatternsShape,
+        params: &[
+            ("query", r#"{service_name="checkout"}"#),
+            ("step", "5000ms"),
+        ],
+    },
+    Req {
+        id: "patterns.plain",
+        path: "/loki/api/v1/patterns",
+        mode: Mode::Patterns,
+        params: &[
+            ("query", r#"{service_name="frontend"}"#),
+            ("step", "5000ms"),
+        ],
+    },
+];
+
+/// Which time form each endpoint gets, as Grafana sends it: the editor's
+/// stats hint and value pickers use ns, Drilldown's own calls RFC3339.
+fn time_params(req: &Req, base_ns: i64) -> [(String, String); 2] {
+    let (s, e) = (base_ns - 60 * SEC, base_ns + 6 * 60 * SEC);
+    let ns = matches!(req.mode, Mode::Stats | Mode::Values);
+    let f = |t: i64| {
+        if ns { t.to_string() } else { rfc3339(t) }
+    };
+    [("start".into(), f(s)), ("end".into(), f(e))]
+}
+
+/// `toISOString()` of a whole-millisecond time: `2026-08-22T10:00:00.000Z`.
+fn rfc3339(ns: i64) -> String {
+    let secs = ns.div_euclid(SEC);
+    let ms = ns.rem_euclid(SEC) / 1_000_000;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn url(base: &str, req: &Req, base_ns: i64) -> String {
+    let mut params: Vec<(String, String)> = req
+        .params
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    params.extend(time_params(req, base_ns));
+    let pairs: Vec<(&str, &str)> = params
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    client::url(base, req.path, &pairs)
+}
+
+/// The dataset: four streams with explicit `service_name`, logfmt, JSON and
+/// plain lines, structured metadata on two of them.
+fn push_body(base_ns: i64) -> String {
+    let levels = ["info", "info", "error", "warn", "debug"];
+    let mut streams = Vec::new();
+    for (env, off) in [("prod", 0), ("dev", 500_000_000)] {
+        let values: Vec<Value> = (0..PER_STREAM)
+            .map(|i| {
+                let line = format!(
+                    "level={} msg=\"order {i} placed\" duration={}ms status={} size={i}KB",
+                    levels[(i % 5) as usize],
+                    i * 3,
+                    [200, 500, 404][(i % 3) as usize]
+                );
+                json!([(base_ns + i * 10 * SEC + off).to_string(), line])
+            })
+            .collect();
+        streams.push(json!({"stream": {"service_name": "checkout", "env": env, "namespace": "shop"}, "values": values}));
+    }
+    let values: Vec<Value> = (0..PER_STREAM)
+        .map(|i| {
+            let level = ["warn", "info"][(i % 2) as usize];
+            let line = json!({"level": level, "user": {"id": i % 7}, "amount": i as f64 * 1.5, "ok": i % 2 == 0}).to_string();
+            json!([(base_ns + i * 10 * SEC + 200_000_000).to_string(), line, {"trace_id": format!("tr{}", i % 4)}])
+        })
+        .collect();
+    streams.push(json!({"stream": {"service_name": "payments", "env": "prod", "cluster": "eu"}, "values": values}));
+    let values: Vec<Value> = (0..PER_STREAM)
+        .map(|i| {
+            let line = format!("GET /api/items/{i} 200 {}ms from 10.0.0.{}", i + 1, i % 3);
+            json!([(base_ns + i * 10 * SEC + 700_000_000).to_string(), line, {"trace_id": format!("f{i}"), "pod_ip": "10.1.1.1"}])
+        })
+        .collect();
+    streams.push(json!({"stream": {"service_name": "frontend", "pod": "web-1"}, "values": values}));
+    json!({ "streams": streams }).to_string()
+}
+
+/// One recorded answer.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct Answer {
+    /// The request URL without host, so a changed request is noticed.
+    request: String,
+    status: u16,
+    body: Value,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct LokiGolden {
+    base_ns: i64,
+    answers: BTreeMap<String, Answer>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct VlGolden {
+    base_ns: i64,
+    exchanges: Golden,
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/drilldown")
+}
+
+async fn ask(base: &str, req: &Req, base_ns: i64) -> Answer {
+    let full = url(base, req, base_ns);
+    let request = full[base.len()..].to_owned();
+    match client::get(&full, &[("X-Query-Tags", "Source=grafana-lokiexplore-app")]).await {
+        Ok((status, _, body)) => {
+            let mut body = serde_json::from_str(&body).unwrap_or(Value::String(body));
+            if let Some(d) = body.get_mut("data").and_then(Value::as_object_mut) {
+                d.remove("stats");
+            }
+            Answer {
+                request,
+                status,
+                body,
+            }
+        }
+        Err(e) => Answer {
+            request,
+            status: 0,
+            body: Value::String(e),
+        },
+    }
+}
+
+fn sorted_by(v: Option<&Value>, key: &str) -> Vec<Value> {
+    let mut items: Vec<Value> = v.and_then(Value::as_array).cloned().unwrap_or_default();
+    items.sort_by(|a, b| a[key].to_string().cmp(&b[key].to_string()));
+    items
+}
+
+fn metrics(v: &Value) -> Vec<Value> {
+    v.pointer("/data/result")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().map(|s| s["metric"].clone()).collect())
+        .unwrap_or_default()
+}
+
+fn level_totals(v: &Value) -> BTreeMap<String, i64> {
+    let mut out = BTreeMap::new();
+    for p in v["data"].as_array().into_iter().flatten() {
+        let n: i64 = p["samples"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s[1].as_i64())
+            .sum();
+        *out.entry(p["level"].as_str().unwrap_or("").to_owned())
+            .or_default() += n;
+    }
+    out
+}
+
+fn patterns_shape(v: &Value) -> Result<(), String> {
+    if v["status"] != "success" || !v["data"].is_array() {
+        return Err(format!("envelope: {v}"));
+    }
+    for p in v["data"].as_array().into_iter().flatten() {
+        let ok = p["pattern"].is_string()
+            && p["level"].is_string()
+            && p["samples"].as_array().is_some_and(|s| {
+                s.iter().all(|x| {
+                    x.as_array()
+                        .is_some_and(|x| x.len() == 2 && x[0].is_i64() && x[1].is_i64())
+                })
+            });
+        if !ok {
+            return Err(format!("item shape: {p}"));
+        }
+    }
+    Ok(())
+}
+
+/// `None` when lokivl answers as Loki does under `mode`, else the difference.
+fn compare(mode: Mode, loki: &Answer, lokivl: &Answer) -> Option<String> {
+    if loki.status != lokivl.status {
+        return Some(format!(
+            "status: loki {}, lokivl {} ({})",
+            loki.status, lokivl.status, lokivl.body
+        ));
+    }
+    let (l, v) = (&loki.body, &lokivl.body);
+    let diff = |what: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
+        Some(format!("{what}: loki {a:?}, lokivl {b:?}"))
+    };
+    match mode {
+        Mode::Stats => {
+            for k in ["streams", "chunks", "entries"] {
+                if l[k] != v[k] {
+                    return diff(k, &l[k], &v[k]);
+                }
+            }
+            let nonzero = |x: &Value| x["bytes"].as_u64().unwrap_or(0) > 0;
+            (nonzero(l) != nonzero(v)).then(|| format!("bytes: loki {l}, lokivl {v}"))
+        }
+        Mode::Volume => {
+            if l.pointer("/data/resultType") != v.pointer("/data/resultType") {
+                return diff("resultType", l, v);
+            }
+            if metrics(l) != metrics(v) {
+                return diff("series", &metrics(l), &metrics(v));
+            }
+            let ts = |x: &Value| -> Vec<Value> {
+                x.pointer("/data/result")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().map(|s| s["value"][0].clone()).collect())
+                    .unwrap_or_default()
+            };
+            (ts(l) != ts(v)).then(|| format!("timestamps: loki {:?}, lokivl {:?}", ts(l), ts(v)))
+        }
+        Mode::VolumeRange => {
+            if l.pointer("/data/resultType") != v.pointer("/data/resultType") {
+                return diff("resultType", l, v);
+            }
+            let set = |x: &Value| -> BTreeSet<String> {
+                metrics(x).iter().map(Value::to_string).collect()
+            };
+            if set(l) != set(v) {
+                return diff("series", &set(l), &set(v));
+            }
+            let stamps = |x: &Value| -> BTreeSet<String> {
+                x.pointer("/data/result")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|s| s["values"].as_array().cloned().unwrap_or_default())
+                    .map(|p| p[0].to_string())
+                    .collect()
+            };
+            let extra: Vec<String> = stamps(v).difference(&stamps(l)).cloned().collect();
+            (!extra.is_empty()).then(|| format!("lokivl bucket times Loki lacks: {extra:?}"))
+        }
+        Mode::Labels => {
+            let (a, b) = (
+                sorted_by(l.get("detectedLabels"), "label"),
+                sorted_by(v.get("detectedLabels"), "label"),
+            );
+            (a != b || l.is_object() != v.is_object()).then(|| format!("loki {a:?}, lokivl {b:?}"))
+        }
+        Mode::Fields => {
+            let (a, b) = (
+                sorted_by(l.get("fields"), "label"),
+                sorted_by(v.get("fields"), "label"),
+            );
+            if a != b {
+                return Some(format!("loki {a:?}\n       lokivl {b:?}"));
+            }
+            (l.get("limit") != v.get("limit")).then(|| diff("limit", l, v))?
+        }
+        Mode::Values => {
+            let set = |x: &Value| -> BTreeSet<String> {
+                x["values"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(Value::to_string)
+                    .collect()
+            };
+            if set(l) != set(v) {
+                return diff("values", &set(l), &set(v));
+            }
+            (l.get("limit") != v.get("limit")).then(|| diff("limit", l, v))?
+        }
+        Mode::Patterns => {
+            if let Err(e) = patterns_shape(v) {
+                return Some(format!("lokivl {e}"));
+            }
+            if let Err(e) = patterns_shape(l) {
+                return Some(format!("loki {e}"));
+            }
+            let (a, b) = (level_totals(l), level_totals(v));
+            (a != b).then(|| format!("lines per level: loki {a:?}, lokivl {b:?}"))
+        }
+        Mode::PatternsShape => patterns_shape(v)
+            .map_err(|e| format!("lokivl {e}"))
+            .and_then(|()| patterns_shape(l).map_err(|e| format!("loki {e}")))
+            .err(),
+    }
+}
+
+/// Compares every request; panics with the list of differences.
+fn judge(loki: &BTreeMap<String, Answer>, lokivl: &BTreeMap<String, Answer>) {
+    let mut failures = Vec::new();
+    for req in REQS {
+        let (Some(l), Some(v)) = (loki.get(req.id), lokivl.get(req.id)) else {
+            failures.push(format!("{}: no recorded Loki answer; re-record", req.id));
+            continue;
+        };
+        if l.request != v.request {
+            failures.push(format!(
+                "{}: Loki's answer is for another request ({}); re-record",
+                req.id, l.request
+            ));
+            continue;
+        }
+        match compare(req.mode, l, v) {
+            None => println!("PASS {}", req.id),
+            Some(d) => {
+                println!("FAIL {}\n     {d}", req.id);
+                failures.push(format!("{}: {d}", req.id));
+            }
+        }
+    }
+    println!(
+        "drilldown parity: {}/{} equal",
+        REQS.len() - failures.len(),
+        REQS.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} Drilldown difference(s) from Loki:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// A Loki with the pattern ingester on (rate threshold 0, so a small
+/// dataset yields patterns) and level discovery on, as Drilldown expects.
+struct Loki {
+    child: Child,
+    url: String,
+    dir: PathBuf,
+}
+
+impl Drop for Loki {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+impl Loki {
+    async fn start(bin: &Path) -> Loki {
+        let (http, grpc) = (free_port(), free_port());
+        let dir =
+            std::env::temp_dir().join(format!("lokivl-dd-loki-{}-{http}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create Loki dir");
+        let config = common::loki::config_template()
+            .replace("__DIR__", &dir.display().to_string())
+            .replace("__HTTP_PORT__", &http.to_string())
+            .replace("__GRPC_PORT__", &grpc.to_string())
+            .replace(
+                "pattern_ingester:\n  enabled: false",
+                "pattern_ingester:\n  enabled: true",
+            )
+            .replace(
+                "discover_log_levels: false",
+                "discover_log_levels: true\n  pattern_rate_threshold: 0",
+            );
+        assert!(
+            config.contains("enabled: true") && config.contains("pattern_rate_threshold"),
+            "tests/data/loki.yaml changed shape; update differential_drilldown's overrides"
+        );
+        let path = dir.join("loki.yaml");
+        std::fs::write(&path, config).expect("write Loki config");
+        let log = std::fs::File::create(dir.join("loki.log")).expect("create Loki log");
+        let child = Command::new(bin)
+            .arg(format!("-config.file={}", path.display()))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start Loki");
+        let loki = Loki {
+            child,
+            url: format!("http://127.0.0.1:{http}"),
+            dir,
+        };
+        for _ in 0..240 {
+            if let Ok((200, _, _)) = client::get(&format!("{}/ready", loki.url), &[]).await {
+                return loki;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        panic!("Loki did not become ready at {}", loki.url);
+    }
+
+    async fn post(&self, path: &str, body: String) -> u16 {
+        client::post(
+            &format!("{}{path}", self.url),
+            "application/json",
+            body.into_bytes(),
+        )
+        .await
+        .map(|a| a.0)
+        .unwrap_or(0)
+    }
+}
+
+/// Writes one golden file as pretty JSON.
+fn write_golden<T: Serialize>(name: &str, value: &T) {
+    let text = serde_json::to_string_pretty(value).expect("serialize golden");
+    std::fs::write(golden_dir().join(name), text + "\n").expect("write golden");
+}
+
+fn skip(msg: &str) {
+    let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("skipped: {msg}\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live() {
+    let (Some(loki_bin), Some(vl_bin)) =
+        (common::loki::find_loki_binary(), backend::find_vl_binary())
+    else {
+        skip("needs LOKIVL_LOKI_BIN and LOKIVL_VL_BIN (Loki and VictoriaLogs binaries)");
+        return;
+    };
+    // Loki's pattern ingester only mines recent lines: the data spans the
+    // five minutes before now.
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs() as i64;
+    let base_ns = (now_s - 6 * 60) * SEC;
+    let (loki, vl) = tokio::join!(Loki::start(&loki_bin), VictoriaLogs::start(&vl_bin));
+    let body = push_body(base_ns);
+    let st = loki.post("/loki/api/v1/push", body.clone()).await;
+    assert!(st == 204 || st == 200, "Loki push: {st}");
+    vl.ingest(body).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    // Everything but index/stats is answered from the ingesters; index/stats
+    // reads only the store, so it is asked after a flush.
+    let mut loki_answers = BTreeMap::new();
+    for req in REQS.iter().filter(|r| r.mode != Mode::Stats) {
+        loki_answers.insert(req.id.to_owned(), ask(&loki.url, req, base_ns).await);
+    }
+    assert_eq!(loki.post("/flush", String::new()).await, 204, "Loki flush");
+    let probe = Req {
+        id: "probe",
+        path: "/loki/api/v1/index/stats",
+        mode: Mode::Stats,
+        params: &[("query", r#"{pod=~".+"}"#)],
+    };
+    let mut flushed = false;
+    for _ in 0..60 {
+        let a = ask(&loki.url, &probe, base_ns).await;
+        if a.body["entries"].as_u64().unwrap_or(0) > 0 {
+            flushed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(flushed, "Loki's index/stats stayed empty after /flush");
+    for req in REQS.iter().filter(|r| r.mode == Mode::Stats) {
+        loki_answers.insert(req.id.to_owned(), ask(&loki.url, req, base_ns).await);
+    }
+
+    let tap = Tap::recording(&vl.url).await;
+    let lokivl = common::start_lokivl(&tap.url).await;
+    let mut lokivl_answers = BTreeMap::new();
+    for req in REQS {
+        lokivl_answers.insert(req.id.to_owned(), ask(&lokivl, req, base_ns).await);
+    }
+    if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
+        std::fs::create_dir_all(golden_dir()).expect("create golden dir");
+        write_golden(
+            "loki.json",
+            &LokiGolden {
+                base_ns,
+                answers: loki_answers.clone(),
+            },
+        );
+        write_golden(
+            "victorialogs.json",
+            &VlGolden {
+                base_ns,
+                exchanges: tap.recorded(),
+            },
+        );
+        println!("recorded {}", golden_dir().display());
+    }
+    judge(&loki_answers, &lokivl_answers);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay() {
+    let read = |name: &str| std::fs::read_to_string(golden_dir().join(name)).ok();
+    let (Some(l), Some(v)) = (read("loki.json"), read("victorialogs.json")) else {
+        panic!(
+            "tests/golden/drilldown/{{loki,victorialogs}}.json are missing; record them with \
+             LOKIVL_LOKI_BIN=... LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=1 cargo test -p proxy \
+             --test differential_drilldown live"
+        );
+    };
+    let loki: LokiGolden = serde_json::from_str(&l).expect("loki.json");
+    let vl: VlGolden = serde_json::from_str(&v).expect("victorialogs.json");
+    assert_eq!(
+        loki.base_ns, vl.base_ns,
+        "golden files from different recordings"
+    );
+    let tap = Tap::replaying(vl.exchanges).await;
+    let lokivl = common::start_lokivl(&tap.url).await;
+    let mut answers = BTreeMap::new();
+    for req in REQS {
+        answers.insert(req.id.to_owned(), ask(&lokivl, req, loki.base_ns).await);
+    }
+    judge(&loki.answers, &answers);
+}
+
+#[test]
+fn rfc3339_matches_to_iso_string() {
+    assert_eq!(rfc3339(1_787_392_800 * SEC), "2026-08-22T10:00:00.000Z");
+    assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+    assert_eq!(
+        rfc3339(951_782_400 * SEC + 5_000_000),
+        "2000-02-29T00:00:00.005Z"
+    );
+}
