@@ -6,6 +6,8 @@
 //! metric queries lokivl evaluates from raw entries), stream and field names,
 //! stream and field values, and streams (series). Calls whose answers cannot
 //! be merged without re-aggregating (VictoriaLogs stats and hits) are refused.
+//! `__tenant_id__` matchers in a log query's stream filter pick the tenants
+//! and are removed before the calls (Loki's `filterValuesByMatchers`).
 
 use std::collections::BTreeMap;
 
@@ -52,6 +54,27 @@ pub async fn post_form(
         let hits: Vec<(String, u64)> = members.iter().map(|m| (m.name.clone(), 1)).collect();
         return Ok(write_values(hits));
     }
+    // Log entries (log queries and the metric queries evaluated from them):
+    // `__tenant_id__` matchers pick the tenants, as in Loki's SelectLogs and
+    // SelectSamples, and are removed before each tenant's call.
+    let narrowed = match endpoint {
+        Endpoint::Query => form
+            .iter()
+            .find(|(k, _)| *k == "query")
+            .map(|(_, q)| narrow(q, members))
+            .transpose()?,
+        _ => None,
+    };
+    let (members, rewritten): (Vec<&Member>, Vec<(&str, &str)>) = match &narrowed {
+        Some(n) => (
+            n.members.clone(),
+            form.iter()
+                .map(|(k, v)| (*k, if *k == "query" { n.query.as_str() } else { *v }))
+                .collect(),
+        ),
+        None => (members.iter().collect(), form.to_vec()),
+    };
+    let form = rewritten.as_slice();
     let mut answers = Vec::with_capacity(members.len());
     for m in members {
         let one = Tenant::resolved(vec![m.clone()]);
@@ -77,6 +100,131 @@ pub async fn post_form(
         }
         _ => Ok(write_values(merge_values(&answers)?.into_iter().collect())),
     }
+}
+
+/// A query with its `__tenant_id__` matchers applied.
+#[derive(Debug)]
+struct Narrowed<'a> {
+    /// The query without them (unchanged when it had none).
+    query: String,
+    /// The tenants they match, in request order.
+    members: Vec<&'a Member>,
+}
+
+/// Applies the `__tenant_id__` matchers of the query's stream filters to
+/// `members` and removes them (Loki's `filterValuesByMatchers`); a stream
+/// filter left without matchers selects everything (`*`).
+///
+/// # Errors
+/// [`BackendError::Unsupported`] for a regex that does not compile.
+fn narrow<'a>(query: &str, members: &'a [Member]) -> Result<Narrowed<'a>, BackendError> {
+    let mut kept: Vec<&Member> = members.iter().collect();
+    let mut out = String::with_capacity(query.len());
+    let mut found = false;
+    let mut rest = query;
+    while let Some(open) = find_unquoted(rest, '{') {
+        out.push_str(&rest[..open]);
+        let body_start = open + 1;
+        let Some(close) = find_unquoted(&rest[body_start..], '}').map(|c| body_start + c) else {
+            break;
+        };
+        let mut others = Vec::new();
+        for part in split_unquoted(&rest[body_start..close]) {
+            match tenant_matcher(part.trim()) {
+                Some((op, value)) => {
+                    found = true;
+                    let re = match op {
+                        "=~" | "!~" => {
+                            Some(regex::Regex::new(&format!("^(?:{value})$")).map_err(|e| {
+                                BackendError::Unsupported(format!(
+                                    "invalid {TENANT_LABEL} regex: {e}"
+                                ))
+                            })?)
+                        }
+                        _ => None,
+                    };
+                    kept.retain(|m| match (op, &re) {
+                        ("=", _) => m.name == value,
+                        ("!=", _) => m.name != value,
+                        ("=~", Some(re)) => re.is_match(&m.name),
+                        (_, Some(re)) => !re.is_match(&m.name),
+                        _ => true,
+                    });
+                }
+                None => others.push(part.trim()),
+            }
+        }
+        if others.is_empty() {
+            out.push('*');
+        } else {
+            out.push('{');
+            out.push_str(&others.join(", "));
+            out.push('}');
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(Narrowed {
+        query: if found { out } else { query.to_owned() },
+        members: kept,
+    })
+}
+
+/// Byte offset of the first `c` outside double-quoted strings.
+fn find_unquoted(s: &str, c: char) -> Option<usize> {
+    let mut quoted = false;
+    let mut escaped = false;
+    for (i, ch) in s.char_indices() {
+        match ch {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            _ if !quoted && ch == c => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The matchers of a stream filter body, split on unquoted commas.
+fn split_unquoted(mut s: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    while let Some(i) = find_unquoted(s, ',') {
+        parts.push(&s[..i]);
+        s = &s[i + 1..];
+    }
+    if !s.trim().is_empty() {
+        parts.push(s);
+    }
+    parts
+}
+
+/// `__tenant_id__="a"` (any of `=`, `!=`, `=~`, `!~`) → operator and value.
+fn tenant_matcher(m: &str) -> Option<(&'static str, String)> {
+    let rest = m.strip_prefix(TENANT_LABEL)?.trim_start();
+    let (op, rest) = ["=~", "!~", "!=", "="]
+        .into_iter()
+        .find_map(|op| rest.strip_prefix(op).map(|r| (op, r.trim_start())))?;
+    let inner = rest.strip_prefix('"')?.strip_suffix('"')?;
+    let mut value = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            value.push(c);
+            continue;
+        }
+        match chars.next()? {
+            'n' => value.push('\n'),
+            'r' => value.push('\r'),
+            't' => value.push('\t'),
+            'x' => {
+                let hex: String = chars.by_ref().take(2).collect();
+                value.push(char::from(u8::from_str_radix(&hex, 16).ok()?));
+            }
+            other => value.push(other),
+        }
+    }
+    Some((op, value))
 }
 
 fn names(members: &[Member]) -> String {
@@ -241,6 +389,37 @@ mod tests {
         assert_eq!(first["_msg"], "a1");
         assert_eq!(forward_limit("x | sort by (_time) limit 17"), Some(17));
         assert_eq!(forward_limit("x | sort by (_time desc) limit 17"), None);
+    }
+
+    #[test]
+    fn tenant_matchers_narrow_the_tenants() {
+        let ms = [member("a"), member("b"), member("team-c")];
+        let names = |n: &Narrowed<'_>| -> Vec<String> {
+            n.members.iter().map(|m| m.name.clone()).collect()
+        };
+        let n = narrow(r#"{app="x", __tenant_id__="a"} | stats count()"#, &ms).unwrap();
+        assert_eq!(names(&n), ["a"]);
+        assert_eq!(n.query, r#"{app="x"} | stats count()"#);
+        let n = narrow(r#"{__tenant_id__=~"a|team-.*"} "__tenant_id__=\"b\"""#, &ms).unwrap();
+        assert_eq!(names(&n), ["a", "team-c"]);
+        // The selector is left empty (all streams); the quoted phrase is untouched.
+        assert_eq!(n.query, r#"* "__tenant_id__=\"b\"""#);
+        let n = narrow(r#"{__tenant_id__!="a", app=~"x,y"}"#, &ms).unwrap();
+        assert_eq!(names(&n), ["b", "team-c"]);
+        assert_eq!(n.query, r#"{app=~"x,y"}"#);
+        let n = narrow(r#"{__tenant_id__!~"a|b"}"#, &ms).unwrap();
+        assert_eq!(names(&n), ["team-c"]);
+        let n = narrow(r#"{__tenant_id__="nobody", app="x"}"#, &ms).unwrap();
+        assert!(n.members.is_empty());
+        // Without a tenant matcher the query is kept byte for byte.
+        let q = r#"{app="x",env="y"} | fields _msg"#;
+        let n = narrow(q, &ms).unwrap();
+        assert_eq!((n.query.as_str(), n.members.len()), (q, 3));
+        assert!(narrow(r#"{__tenant_id__=~"("}"#, &ms).is_err());
+        assert_eq!(
+            tenant_matcher(r#"__tenant_id__="a\"b\x41""#),
+            Some(("=", "a\"bA".to_owned()))
+        );
     }
 
     #[test]
