@@ -31,6 +31,32 @@ pub(crate) fn string(input: &str, p: &Pair<'_, Rule>) -> Built<String> {
     })
 }
 
+/// The name an `identifier` pair spells.
+///
+/// The lax grammar takes keywords as identifiers (see `grammar.rs`); one
+/// fails here with [`keyword_identifier`], and the caller lets the strict
+/// grammar report the query.
+pub(crate) fn ident(p: &Pair<'_, Rule>) -> Built<String> {
+    let s = p.as_str();
+    if crate::grammar::is_keyword(s) {
+        return Err(keyword_identifier());
+    }
+    Ok(s.to_string())
+}
+
+/// Never shown: `parse_unvalidated` replaces it with the strict grammar's error.
+const KEYWORD_IDENTIFIER: &str = "\u{0}keyword as identifier";
+
+/// The marker error for a keyword in an identifier's place.
+pub(crate) fn keyword_identifier() -> ParseError {
+    ParseError::Semantic(KEYWORD_IDENTIFIER.into())
+}
+
+/// Whether `e` is [`keyword_identifier`].
+pub(crate) fn is_keyword_identifier(e: &ParseError) -> bool {
+    matches!(e, ParseError::Semantic(m) if m == KEYWORD_IDENTIFIER)
+}
+
 /// The 1-based line and character column of a byte offset.
 pub(crate) fn line_col(input: &str, pos: usize) -> (usize, usize) {
     let before = &input[..pos.min(input.len())];

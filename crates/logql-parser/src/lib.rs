@@ -72,28 +72,60 @@ pub fn parse_unvalidated(input: &str) -> Result<Expr, ParseError> {
     let text = normalize::spaced(input);
     let text = text.as_ref();
     pest::set_call_limit(std::num::NonZeroUsize::new(CALL_LIMIT));
-    // Fast path without attempt tracking; only a failed parse is run again with
-    // it, to find the farthest token reached (Loki's error position).
+    // Fast path: the lax grammar without attempt tracking (see grammar.rs).
     pest::set_error_detail(false);
     let Ok(mut pairs) = grammar::LogqlParser::parse(grammar::Rule::root, text) else {
-        pest::set_error_detail(true);
-        let err = grammar::LogqlParser::parse(grammar::Rule::root, text).map(|_| ());
-        pest::set_error_detail(false);
-        return Err(match err {
-            Err(e) => {
-                let pos = match e.location {
-                    pest::error::InputLocation::Pos(p) => p,
-                    pest::error::InputLocation::Span((s, _)) => s,
-                };
-                let farthest = e.parse_attempts().map_or(pos, |a| a.max_position.max(pos));
-                syntax_error::syntax_error(input, farthest)
-            }
-            Ok(()) => ParseError::Semantic("syntax error".into()),
-        });
+        return Err(strict_error(input, text, None));
     };
-    limits::check_operators(&pairs)?;
+    let all = pairs.clone();
     let root = pairs
         .next()
         .ok_or_else(|| ParseError::Semantic("empty query".into()))?;
-    build::build_root(input, root)
+    match limits::check_operators(input, &all).and_then(|()| build::build_root(input, root)) {
+        Ok(e) => Ok(e),
+        // A keyword where Loki wants a name: Loki fails on it, and that
+        // syntax error comes before any check made while building.
+        Err(e) if build::is_keyword_identifier(&e) || first_keyword_identifier(&all).is_some() => {
+            Err(strict_error(input, text, Some(&all)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Loki's syntax error for a query the strict grammar rejects, located at
+/// the farthest token any alternative reached (run again with pest's
+/// attempt tracking, which only a failing query pays for).
+fn strict_error(
+    input: &str,
+    text: &str,
+    lax: Option<&pest::iterators::Pairs<'_, grammar::Rule>>,
+) -> ParseError {
+    pest::set_error_detail(true);
+    let res = grammar::strict::LogqlParser::parse(grammar::strict::Rule::root, text).map(|_| ());
+    pest::set_error_detail(false);
+    match res {
+        Err(e) => {
+            let pos = match e.location {
+                pest::error::InputLocation::Pos(p) => p,
+                pest::error::InputLocation::Span((s, _)) => s,
+            };
+            let farthest = e.parse_attempts().map_or(pos, |a| a.max_position.max(pos));
+            syntax_error::syntax_error(input, farthest)
+        }
+        // Not expected (the grammars differ only where a keyword stands for
+        // a name); name the keyword.
+        Ok(()) => match lax.and_then(first_keyword_identifier) {
+            Some(pos) => syntax_error::syntax_error(input, pos),
+            None => ParseError::Semantic("syntax error".into()),
+        },
+    }
+}
+
+/// Where the first identifier that is a keyword starts, if any.
+fn first_keyword_identifier(pairs: &pest::iterators::Pairs<'_, grammar::Rule>) -> Option<usize> {
+    pairs
+        .clone()
+        .flatten()
+        .find(|p| p.as_rule() == grammar::Rule::identifier && grammar::is_keyword(p.as_str()))
+        .map(|p| p.as_span().start())
 }

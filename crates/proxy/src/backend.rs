@@ -1,4 +1,4 @@
-//! The VictoriaLogs client: a pooled HTTP/1 connection pool with a deadline on every call.
+//! The VictoriaLogs client: a pooled HTTP/1 connection pool (plain or [`tls`]) with a deadline on every call.
 //!
 //! Queries are POSTed as form bodies so long LogsQL never hits URL limits.
 //! Bodies are returned whole as [`BytesMut`] because the codec decodes in
@@ -11,12 +11,14 @@
 
 pub mod breaker;
 pub mod gate;
+pub mod tls;
 
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use http::{HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
@@ -184,6 +186,8 @@ pub struct BackendOptions {
     pub breaker_cooldown: Duration,
     /// `Authorization` header value sent on every call (basic or bearer), if any.
     pub authorization: Option<HeaderValue>,
+    /// TLS settings for an `https://` backend ([`tls::client_config`]); unused for `http://`.
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 impl BackendOptions {
@@ -197,6 +201,7 @@ impl BackendOptions {
             breaker_failures: 5,
             breaker_cooldown: Duration::from_secs(2),
             authorization: None,
+            tls: None,
         }
     }
 }
@@ -204,7 +209,7 @@ impl BackendOptions {
 /// A cheap-to-clone handle on the pooled VictoriaLogs client.
 #[derive(Debug, Clone)]
 pub struct Backend {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     url: BackendUrl,
     opts: BackendOptions,
     breaker: Breaker,
@@ -215,11 +220,7 @@ pub struct Backend {
 impl Backend {
     /// Builds the pool; no connection is made until the first call.
     pub fn new(url: BackendUrl, opts: BackendOptions, metrics: Metrics) -> Self {
-        let timeout = opts.timeout;
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(CONNECT_TIMEOUT.min(timeout)));
-        connector.set_nodelay(true);
-        connector.enforce_http(true);
+        let connector = connector(&opts, CONNECT_TIMEOUT.min(opts.timeout));
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
@@ -328,12 +329,7 @@ impl Backend {
     }
 
     fn uri(&self, endpoint: Endpoint) -> String {
-        format!(
-            "http://{}{}{}",
-            self.url.authority,
-            self.url.prefix,
-            endpoint.path()
-        )
+        format!("{}{}", self.url.base(), endpoint.path())
     }
 
     async fn call(
@@ -405,14 +401,18 @@ impl Backend {
     }
 
     async fn exchange(&self, req: Request<Full<Bytes>>) -> Result<BytesMut, BackendError> {
-        let resp = self
-            .client
-            .request(req)
-            .await
-            .map_err(|e| BackendError::Unreachable {
+        let resp = self.client.request(req).await.map_err(|e| {
+            let mut reason = error_chain(&e);
+            if let Some(hint) = tls::certificate_hint(&e) {
+                reason.push_str(" (");
+                reason.push_str(hint);
+                reason.push(')');
+            }
+            BackendError::Unreachable {
                 authority: self.url.authority.clone(),
-                reason: error_chain(&e),
-            })?;
+                reason,
+            }
+        })?;
         let status = resp.status();
         let limit = self.opts.max_response_bytes;
         let declared = resp
@@ -446,6 +446,26 @@ impl Backend {
     }
 }
 
+/// The connector for `opts`: TLS when the backend URL is `https://`, plain TCP for `http://`.
+///
+/// Public so other VictoriaLogs clients (the live tail) connect the same way.
+pub fn connector(
+    opts: &BackendOptions,
+    connect_timeout: Duration,
+) -> HttpsConnector<HttpConnector> {
+    let mut http = HttpConnector::new();
+    http.set_connect_timeout(Some(connect_timeout));
+    http.set_nodelay(true);
+    // The TLS layer below owns the scheme check.
+    http.enforce_http(false);
+    let config = opts.tls.clone().unwrap_or_else(tls::unused_client_config);
+    hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(std::sync::Arc::unwrap_or_clone(config))
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http)
+}
+
 /// Joins an error and its sources: hyper's top-level messages alone ("client error (Connect)") say little.
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
@@ -468,6 +488,7 @@ mod tests {
             BackendUrl {
                 authority: "vl:9428".into(),
                 prefix: "/vl".into(),
+                https: false,
             },
             BackendOptions::with_timeout(Duration::from_secs(1)),
             Metrics::new().unwrap(),
@@ -491,6 +512,7 @@ mod tests {
             BackendUrl {
                 authority: format!("127.0.0.1:{port}"),
                 prefix: String::new(),
+                https: false,
             },
             BackendOptions::with_timeout(Duration::from_secs(2)),
             Metrics::new().unwrap(),

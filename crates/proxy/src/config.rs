@@ -5,6 +5,7 @@
 //! with `--config-file`. Precedence: flag > variable > file > default.
 
 pub mod file;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -30,7 +31,7 @@ pub struct Config {
     /// Address the Loki API listens on.
     #[arg(long, env = "LOKIVL_LISTEN", default_value = "0.0.0.0:3100")]
     pub listen: SocketAddr,
-    /// Base URL of VictoriaLogs (plain HTTP), e.g. `http://127.0.0.1:9428`.
+    /// Base URL of VictoriaLogs, `http://` or `https://`, e.g. `http://127.0.0.1:9428`.
     #[arg(long, env = "LOKIVL_BACKEND", default_value = "http://127.0.0.1:9428")]
     pub backend: String,
     /// Deadline for one whole call to VictoriaLogs (request plus body), e.g. `60s`.
@@ -103,6 +104,12 @@ pub struct Config {
     /// Live tail: `--tail-*`.
     #[command(flatten)]
     pub tail: crate::tail::TailFlags,
+    /// TLS: `--tls-*` (listener) and `--backend-tls-*`.
+    #[command(flatten)]
+    pub tls: tls::TlsFlags,
+    /// Loki's per-query limits: `--max-query-length`, `--max-entries-limit-per-query`, `--max-query-series`.
+    #[command(flatten)]
+    pub query_limits: crate::params::limits::QueryLimitFlags,
     /// Bytes of cached answers and keys kept in memory (0 disables the response cache).
     #[arg(long, env = "LOKIVL_CACHE_MAX_BYTES", default_value_t = 268435456)]
     pub cache_max_bytes: u64,
@@ -162,6 +169,9 @@ pub enum ConfigError {
     /// A tenancy or tail flag is unusable (bad map file, unknown default tenant, zero duration).
     #[error("{0}")]
     Tenancy(String),
+    /// A TLS flag is unusable (unreadable PEM file, key not matching, contradicting flags).
+    #[error("{0}")]
+    Tls(String),
 }
 
 /// Validated settings the service runs with.
@@ -191,6 +201,10 @@ pub struct Settings {
     pub tail: crate::tail::TailSettings,
     /// The response cache.
     pub cache: CacheSettings,
+    /// HTTPS on the listener (the backend's TLS config is in `backend_options.tls`).
+    pub listener_tls: Option<std::sync::Arc<rustls::ServerConfig>>,
+    /// Loki's per-query limits.
+    pub query_limits: crate::params::QueryLimits,
 }
 
 /// The parts of the VictoriaLogs URL the client needs to build request URIs.
@@ -200,10 +214,12 @@ pub struct BackendUrl {
     pub authority: String,
     /// Path prefix such as `/vl` (empty when VictoriaLogs is served at the root).
     pub prefix: String,
+    /// Whether VictoriaLogs is reached over TLS (`https://`).
+    pub https: bool,
 }
 
 impl BackendUrl {
-    /// Parses `http://host[:port][/prefix]`.
+    /// Parses `http[s]://host[:port][/prefix]`.
     ///
     /// # Errors
     /// [`ConfigError::Backend`] for other schemes, a missing host, or a query string.
@@ -215,11 +231,12 @@ impl BackendUrl {
         let uri: Uri = url
             .parse()
             .map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
-        match uri.scheme_str() {
-            Some("http") => {}
-            Some(_) => return Err(bad("only http:// is supported")),
+        let https = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
+            Some(_) => return Err(bad("only http:// and https:// are supported")),
             None => return Err(bad("missing scheme, expected http://host:port")),
-        }
+        };
         let authority = uri
             .authority()
             .ok_or_else(|| bad("missing host"))?
@@ -228,7 +245,17 @@ impl BackendUrl {
             return Err(bad("query strings are not allowed"));
         }
         let prefix = uri.path().trim_end_matches('/').to_owned();
-        Ok(Self { authority, prefix })
+        Ok(Self {
+            authority,
+            prefix,
+            https,
+        })
+    }
+
+    /// `scheme://authority/prefix`, the base every endpoint path is appended to.
+    pub fn base(&self) -> String {
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.authority, self.prefix)
     }
 }
 
@@ -304,9 +331,11 @@ impl Config {
             return Err(ConfigError::Rate);
         }
         let authorization = self.authorization()?;
+        let backend = BackendUrl::parse(&self.backend)?;
+        let tls = self.tls.validate(backend.https).map_err(ConfigError::Tls)?;
         Ok(Settings {
             listen: self.listen,
-            backend: BackendUrl::parse(&self.backend)?,
+            backend,
             backend_timeout: self.backend_timeout,
             log_level: self.log_level,
             log_format: self.log_format,
@@ -327,6 +356,7 @@ impl Config {
                 breaker_failures: self.breaker_failures,
                 breaker_cooldown: self.breaker_cooldown,
                 authorization,
+                tls: tls.backend,
             },
             enable_push: self.enable_push,
             metrics_listen: self.metrics_listen,
@@ -338,6 +368,8 @@ impl Config {
                 live_ttl: self.cache_live_ttl,
                 freshness: self.cache_freshness,
             },
+            listener_tls: tls.listener,
+            query_limits: self.query_limits.limits(),
         })
     }
 
@@ -384,22 +416,36 @@ impl Config {
 impl Settings {
     /// Settings with every default except the backend URL (tests and embedding).
     ///
+    /// An `https://` backend is verified against the system roots; set
+    /// `backend_options.tls` ([`crate::backend::tls::client_config`]) for others.
+    ///
     /// # Errors
-    /// [`ConfigError::Backend`] when `backend_url` is not `http://host[:port]`.
+    /// [`ConfigError::Backend`] when `backend_url` is not `http[s]://host[:port]`,
+    /// [`ConfigError::Tls`] when an `https://` backend finds no system roots.
     pub fn new(backend_url: &str) -> Result<Self, ConfigError> {
+        let backend = BackendUrl::parse(backend_url)?;
+        let mut backend_options = BackendOptions::with_timeout(Duration::from_secs(60));
+        if backend.https {
+            let files = crate::backend::tls::BackendTlsFiles::default();
+            let config = crate::backend::tls::client_config(&files)
+                .map_err(|e| ConfigError::Tls(format!("backend TLS: {e}")))?;
+            backend_options.tls = Some(config);
+        }
         Ok(Self {
             listen: SocketAddr::from(([0, 0, 0, 0], 3100)),
-            backend: BackendUrl::parse(backend_url)?,
+            backend,
             backend_timeout: Duration::from_secs(60),
             log_level: "info".to_owned(),
             log_format: LogFormat::Text,
             limits: Limits::default(),
-            backend_options: BackendOptions::with_timeout(Duration::from_secs(60)),
+            backend_options,
             enable_push: false,
             metrics_listen: None,
             tenant: crate::tenant::TenantSettings::default(),
             tail: crate::tail::TailSettings::default(),
             cache: CacheSettings::default(),
+            listener_tls: None,
+            query_limits: crate::params::QueryLimits::default(),
         })
     }
 }
@@ -442,7 +488,8 @@ mod tests {
             s.backend,
             BackendUrl {
                 authority: "127.0.0.1:9428".into(),
-                prefix: String::new()
+                prefix: String::new(),
+                https: false,
             }
         );
         assert_eq!(s.backend_timeout, Duration::from_secs(60));
@@ -470,7 +517,8 @@ mod tests {
             s.backend,
             BackendUrl {
                 authority: "vl:9428".into(),
-                prefix: "/prefix".into()
+                prefix: "/prefix".into(),
+                https: false,
             }
         );
         assert_eq!(s.backend_timeout, Duration::from_secs(90));
@@ -480,9 +528,16 @@ mod tests {
     #[test]
     fn rejects_bad_backend() {
         assert!(matches!(
-            Settings::new("https://vl:9428"),
+            Settings::new("ftp://vl:9428"),
             Err(ConfigError::Backend { .. })
         ));
+        let https = BackendUrl::parse("https://vl:9443/vl/").unwrap();
+        assert!(https.https);
+        assert_eq!(https.base(), "https://vl:9443/vl");
+        assert_eq!(
+            BackendUrl::parse("http://vl:9428").unwrap().base(),
+            "http://vl:9428"
+        );
         assert!(matches!(
             Settings::new("vl:9428"),
             Err(ConfigError::Backend { .. })

@@ -28,11 +28,11 @@ fn main() -> anyhow::Result<()> {
 
 async fn run(settings: proxy::config::Settings) -> anyhow::Result<()> {
     let listen = settings.listen;
-    let backend = format!(
-        "http://{}{}",
-        settings.backend.authority, settings.backend.prefix
-    );
+    let backend = settings.backend.base();
     let metrics_listen = settings.metrics_listen;
+    let listener_tls = settings.listener_tls.clone();
+    // The metric engine's series limit is still process-wide.
+    settings.query_limits.install_process_wide();
     let routers = proxy::app::routers(settings).context("building the router")?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -56,14 +56,21 @@ async fn run(settings: proxy::config::Settings) -> anyhow::Result<()> {
         }
         _ => None,
     };
-    tracing::info!(%listen, %backend, "lokivl listening");
+    let scheme = if listener_tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    tracing::info!(%listen, %scheme, %backend, "lokivl listening");
     tokio::spawn(async move {
         shutdown_signal().await;
         let _ = stop_tx.send(true);
     });
-    proxy::app::serve(listener, routers.api, stopped(stop_rx))
-        .await
-        .context("serving")?;
+    match listener_tls {
+        Some(tls) => proxy::server::tls::serve(listener, tls, routers.api, stopped(stop_rx)).await,
+        None => proxy::app::serve(listener, routers.api, stopped(stop_rx)).await,
+    }
+    .context("serving")?;
     if let Some(admin) = admin {
         let _ = admin.await;
     }

@@ -5,20 +5,22 @@
 
 pub mod duration;
 pub mod form;
+pub mod limits;
 pub mod timestamp;
 
 use crate::direction::Direction;
 use crate::error::ApiError;
 
 pub use form::Form;
+pub use limits::QueryLimits;
 
 /// Loki's default `limit` for query, query_range and tail.
 pub const DEFAULT_LIMIT: u32 = 100;
-/// Loki's default `max_entries_limit_per_query`.
-pub const MAX_ENTRIES_LIMIT: u32 = 5000;
+/// Loki's default `max_entries_limit_per_query` (the configured value is [`QueryLimits`]).
+pub const MAX_ENTRIES_LIMIT: u32 = limits::DEFAULT_MAX_ENTRIES_LIMIT;
 /// Loki's default lookback when `start` is absent.
 pub const DEFAULT_SINCE_NS: i64 = 3600 * 1_000_000_000;
-/// Loki's default `max_query_length` (721 h).
+/// Loki's default `max_query_length` (721 h; the configured value is [`QueryLimits`]).
 pub const MAX_QUERY_LENGTH_NS: i64 = 721 * 3600 * 1_000_000_000;
 /// Loki's cap on points per series.
 pub const MAX_POINTS: i64 = 11_000;
@@ -46,9 +48,14 @@ pub enum ParamError {
     LimitNotPositive,
     /// `limit` above `max_entries_limit_per_query` on a log query.
     #[error(
-        "max entries limit per query exceeded, limit > max_entries_limit_per_query ({0} > {MAX_ENTRIES_LIMIT})"
+        "max entries limit per query exceeded, limit > max_entries_limit_per_query ({limit} > {max})"
     )]
-    LimitTooLarge(u32),
+    LimitTooLarge {
+        /// The requested `limit`.
+        limit: u32,
+        /// The configured `max_entries_limit_per_query`.
+        max: u32,
+    },
     /// `direction` is neither forward nor backward.
     #[error("invalid direction '{0}'")]
     Direction(String),
@@ -67,8 +74,13 @@ pub enum ParamError {
     #[error("interval must be >= 0")]
     NegativeInterval,
     /// The range is longer than `max_query_length`.
-    #[error("the query time range exceeds the limit (query length: {}, limit: {})", duration::format_prometheus(*.0), duration::format_prometheus(MAX_QUERY_LENGTH_NS))]
-    QueryTooLong(i64),
+    #[error("the query time range exceeds the limit (query length: {}, limit: {})", duration::format_prometheus(*.len), duration::format_prometheus(*.max))]
+    QueryTooLong {
+        /// `end - start` in nanoseconds.
+        len: i64,
+        /// The configured `max_query_length` in nanoseconds.
+        max: i64,
+    },
     /// More than 11 000 points per series.
     #[error(
         "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter"
@@ -182,26 +194,45 @@ pub fn direction(form: &Form) -> Result<Direction, ParamError> {
     }
 }
 
-/// Rejects a log query `limit` above `max_entries_limit_per_query`.
+/// Rejects a log query `limit` above the request's `max_entries_limit_per_query` ([`QueryLimits::current`]).
 ///
 /// # Errors
 /// [`ParamError::LimitTooLarge`].
 pub fn check_max_entries(limit: u32) -> Result<(), ParamError> {
-    if limit > MAX_ENTRIES_LIMIT {
-        Err(ParamError::LimitTooLarge(limit))
+    check_max_entries_with(QueryLimits::current(), limit)
+}
+
+/// [`check_max_entries`] against explicit `limits`; a zero maximum disables the check, as in Loki.
+///
+/// # Errors
+/// [`ParamError::LimitTooLarge`].
+pub fn check_max_entries_with(limits: QueryLimits, limit: u32) -> Result<(), ParamError> {
+    let max = limits.max_entries_limit;
+    if max != 0 && limit > max {
+        Err(ParamError::LimitTooLarge { limit, max })
     } else {
         Ok(())
     }
 }
 
-/// Rejects a range longer than Loki's default `max_query_length` (checked after LogQL parsing, as Loki does).
+/// Rejects a range longer than the request's `max_query_length` ([`QueryLimits::current`];
+/// checked after LogQL parsing, as Loki does).
 ///
 /// # Errors
 /// [`ParamError::QueryTooLong`].
 pub fn check_query_length(b: Bounds) -> Result<(), ParamError> {
+    check_query_length_with(QueryLimits::current(), b)
+}
+
+/// [`check_query_length`] against explicit `limits`; a zero maximum disables the check, as in Loki.
+///
+/// # Errors
+/// [`ParamError::QueryTooLong`].
+pub fn check_query_length_with(limits: QueryLimits, b: Bounds) -> Result<(), ParamError> {
     let len = b.end.saturating_sub(b.start);
-    if len > MAX_QUERY_LENGTH_NS {
-        Err(ParamError::QueryTooLong(len))
+    let max = limits.max_query_length_ns;
+    if max > 0 && len > max {
+        Err(ParamError::QueryTooLong { len, max })
     } else {
         Ok(())
     }
@@ -460,6 +491,40 @@ mod tests {
             .to_string(),
             "the query time range exceeds the limit (query length: 31d1h, limit: 30d1h)"
         );
+    }
+
+    #[test]
+    fn configured_limits_change_checks_and_texts() {
+        let l = QueryLimits {
+            max_query_length_ns: 2 * 3600 * S,
+            max_entries_limit: 50,
+            max_query_series: 1,
+        };
+        assert_eq!(
+            check_max_entries_with(l, 51).unwrap_err().to_string(),
+            "max entries limit per query exceeded, limit > max_entries_limit_per_query (51 > 50)"
+        );
+        assert!(check_max_entries_with(l, 50).is_ok());
+        let b = Bounds {
+            start: 0,
+            end: 3 * 3600 * S,
+        };
+        assert_eq!(
+            check_query_length_with(l, b).unwrap_err().to_string(),
+            "the query time range exceeds the limit (query length: 3h, limit: 2h)"
+        );
+        // 0 disables either limit, as in Loki.
+        let off = QueryLimits {
+            max_query_length_ns: 0,
+            max_entries_limit: 0,
+            max_query_series: 0,
+        };
+        assert!(check_max_entries_with(off, u32::MAX).is_ok());
+        let huge = Bounds {
+            start: i64::MIN,
+            end: i64::MAX,
+        };
+        assert!(check_query_length_with(off, huge).is_ok());
     }
 
     #[test]

@@ -9,3 +9,4 @@ pub mod headers;
 pub mod health;
 pub mod observe;
 pub mod protect;
+pub mod tls;

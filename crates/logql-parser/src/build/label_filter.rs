@@ -116,7 +116,7 @@ fn primary(input: &str, p: Pair<'_, Rule>) -> Built<LabelFilter> {
         // Loki drops the parentheses; its printer brackets every binary filter.
         return label_filter(input, first);
     }
-    let name = first.as_str().to_string();
+    let name = super::ident(&first)?;
     let (Some(op), Some(value)) = (it.next(), it.next()) else {
         return Err(ParseError::Semantic("malformed label filter".into()));
     };

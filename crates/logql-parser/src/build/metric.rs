@@ -49,7 +49,7 @@ fn metric_expr(input: &str, p: Pair<'_, Rule>) -> Built<Node> {
     let lhs = operand(input, first)?;
     let mut rest = Vec::new();
     while let (Some(op), Some(rhs)) = (it.next(), it.next()) {
-        rest.push((infix(op), rhs));
+        rest.push((infix(op)?, rhs));
     }
     let mut rest = rest.into_iter().peekable();
     climb(input, lhs, &mut rest, 0)
@@ -169,7 +169,7 @@ fn fold(op: BinaryOp, a: f64, b: f64) -> f64 {
     }
 }
 
-fn infix(p: Pair<'_, Rule>) -> Infix {
+fn infix(p: Pair<'_, Rule>) -> Built<Infix> {
     let mut op = BinaryOp::Add;
     let mut m = BinaryModifier::default();
     for c in p.into_inner() {
@@ -183,7 +183,7 @@ fn infix(p: Pair<'_, Rule>) -> Infix {
                 let on = c.as_str().to_ascii_lowercase().starts_with("on");
                 m.matching = Some(VectorMatching {
                     on,
-                    labels: labels_of(c.into_inner()),
+                    labels: labels_of(c.into_inner())?,
                     group: None,
                 });
             }
@@ -192,32 +192,35 @@ fn infix(p: Pair<'_, Rule>) -> Infix {
                 if let Some(vm) = m.matching.as_mut() {
                     vm.group = Some(GroupModifier {
                         left,
-                        include: labels_of(c.into_inner()),
+                        include: labels_of(c.into_inner())?,
                     });
                 }
             }
             _ => {}
         }
     }
-    (op, m)
+    Ok((op, m))
 }
 
-fn labels_of(it: Pairs<'_, Rule>) -> Vec<String> {
-    it.filter(|c| c.as_rule() == Rule::labels)
-        .flat_map(|l| {
-            l.into_inner()
-                .map(|i| i.as_str().to_string())
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
-fn grouping(p: Pair<'_, Rule>) -> Grouping {
-    let without = p.as_str().to_ascii_lowercase().starts_with("without");
-    Grouping {
-        without,
-        labels: labels_of(p.into_inner()),
+fn labels_of(it: Pairs<'_, Rule>) -> Built<Vec<String>> {
+    let mut out = Vec::new();
+    for l in it.filter(|c| c.as_rule() == Rule::labels) {
+        for i in l.into_inner() {
+            out.push(super::ident(&i)?);
+        }
     }
+    Ok(out)
+}
+
+fn grouping(p: Pair<'_, Rule>) -> Built<Grouping> {
+    let without = p
+        .as_str()
+        .get(..7)
+        .is_some_and(|w| w.eq_ignore_ascii_case("without"));
+    Ok(Grouping {
+        without,
+        labels: labels_of(p.into_inner())?,
+    })
 }
 
 fn operand(input: &str, p: Pair<'_, Rule>) -> Built<Node> {
@@ -281,7 +284,7 @@ fn vector_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
             }
             Rule::number => param = Some(c.as_str().to_string()),
             Rule::metric_expr => inner_pair = Some(c),
-            Rule::grouping => group = Some(grouping(c)),
+            Rule::grouping => group = Some(grouping(c)?),
             _ => {}
         }
     }
@@ -340,7 +343,7 @@ fn range_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
             }
             Rule::number => param = Some(c.as_str().to_string()),
             Rule::log_range => range = Some(log_range(input, c)?),
-            Rule::grouping => group = Some(grouping(c)),
+            Rule::grouping => group = Some(grouping(c)?),
             _ => {}
         }
     }
@@ -469,7 +472,7 @@ fn build_unwrap(input: &str, p: Pair<'_, Rule>) -> Built<Unwrap> {
                     _ => UnwrapConversion::DurationSeconds,
                 }
             }
-            Rule::identifier => label = c.as_str().to_string(),
+            Rule::identifier => label = super::ident(&c)?,
             Rule::label_filter => post_filters.push(label_filter(input, c)?),
             _ => {}
         }

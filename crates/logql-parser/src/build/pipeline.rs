@@ -80,11 +80,11 @@ fn stage(input: &str, p: Pair<'_, Rule>, out: &mut Vec<Stage>) -> Built<()> {
                 let (Some(dst), Some(src)) = (f.next(), f.next()) else {
                     continue;
                 };
-                let dst = dst.as_str().to_string();
+                let dst = super::ident(&dst)?;
                 ops.push(if src.as_rule() == Rule::identifier {
                     LabelFormatOp::Rename {
                         dst,
-                        src: src.as_str().to_string(),
+                        src: super::ident(&src)?,
                     }
                 } else {
                     LabelFormatOp::Template {
@@ -104,7 +104,7 @@ fn stage(input: &str, p: Pair<'_, Rule>, out: &mut Vec<Stage>) -> Built<()> {
                 items.push(if inner.as_rule() == Rule::matcher {
                     LabelSelector::Matcher(matcher(input, inner)?)
                 } else {
-                    LabelSelector::Name(inner.as_str().to_string())
+                    LabelSelector::Name(super::ident(&inner)?)
                 });
             }
             if rule == Rule::drop_stage {
@@ -135,7 +135,7 @@ fn extractions(input: &str, p: Pair<'_, Rule>) -> Built<Vec<LabelExtraction>> {
     for e in p.into_inner() {
         let mut it = e.into_inner();
         let Some(name) = it.next() else { continue };
-        let name = name.as_str().to_string();
+        let name = super::ident(&name)?;
         let expr = match it.next() {
             Some(s) => Some(string(input, &s)?),
             None => None,

@@ -28,15 +28,12 @@ pub(crate) fn matcher(input: &str, p: Pair<'_, Rule>) -> Built<Matcher> {
         "=~" => MatchOp::Re,
         _ => MatchOp::Nre,
     };
+    let name = super::ident(&name)?;
     let value = string(input, &value)?;
     if matches!(op, MatchOp::Re | MatchOp::Nre) {
         anchored_regex(&value).map_err(ParseError::Semantic)?;
     }
-    Ok(Matcher {
-        name: name.as_str().to_string(),
-        op,
-        value,
-    })
+    Ok(Matcher { name, op, value })
 }
 
 /// Compiles `^(?:re)$`, with Go-style error text for the common mistakes.

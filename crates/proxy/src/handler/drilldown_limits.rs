@@ -10,10 +10,9 @@ use axum::extract::State;
 use axum::response::Response;
 
 use super::json_response;
-use super::metric::DEFAULT_MAX_QUERY_SERIES;
 use super::status::LOKI_VERSION;
 use crate::drilldown::discovery::{LEVEL_FIELDS, SERVICE_NAME_LABELS};
-use crate::params::{MAX_ENTRIES_LIMIT, MAX_QUERY_LENGTH_NS, duration::format_prometheus};
+use crate::params::{QueryLimits, duration::format_prometheus};
 
 /// Loki's default `volume_max_series`, enforced by `index/volume`.
 pub const VOLUME_MAX_SERIES: usize = 1000;
@@ -47,21 +46,21 @@ const OTLP_INDEX_LABELS: &[&str] = &[
     "k8s.job.name",
 ];
 
-/// The answer body.
-pub fn body(c: LimitsConfig) -> serde_json::Value {
+/// The answer body, with the per-query limits `q` this router enforces.
+pub fn body(c: LimitsConfig, q: QueryLimits) -> serde_json::Value {
     let timeout = i64::try_from(c.query_timeout.as_nanos()).unwrap_or(i64::MAX);
     serde_json::json!({
         "limits": {
             "discover_log_levels": true,
             "discover_service_name": SERVICE_NAME_LABELS,
             "log_level_fields": LEVEL_FIELDS,
-            "max_entries_limit_per_query": MAX_ENTRIES_LIMIT,
+            "max_entries_limit_per_query": q.max_entries_limit,
             "max_line_size_truncate": false,
             "max_query_bytes_read": "0B",
-            "max_query_length": format_prometheus(MAX_QUERY_LENGTH_NS),
+            "max_query_length": format_prometheus(q.max_query_length_ns),
             "max_query_lookback": "0s",
             "max_query_range": "0s",
-            "max_query_series": DEFAULT_MAX_QUERY_SERIES,
+            "max_query_series": q.max_query_series,
             "metric_aggregation_enabled": false,
             "otlp_config": {"resource_attributes": {"attributes_config": [
                 {"action": "index_label", "attributes": OTLP_INDEX_LABELS}
@@ -77,9 +76,10 @@ pub fn body(c: LimitsConfig) -> serde_json::Value {
     })
 }
 
-/// `GET /loki/api/v1/drilldown-limits`.
+/// `GET /loki/api/v1/drilldown-limits`: reports the limits of the request's scope
+/// ([`crate::params::limits::layer`]), so the values are the configured ones.
 pub async fn drilldown_limits(State(c): State<LimitsConfig>) -> Response {
-    let mut out = serde_json::to_vec(&body(c)).unwrap_or_default();
+    let mut out = serde_json::to_vec(&body(c, QueryLimits::current())).unwrap_or_default();
     out.push(b'\n');
     json_response(out)
 }
@@ -90,13 +90,31 @@ mod tests {
 
     #[test]
     fn reports_real_limits() {
-        let b = body(LimitsConfig {
-            query_timeout: Duration::from_secs(90),
-        });
+        let b = body(
+            LimitsConfig {
+                query_timeout: Duration::from_secs(90),
+            },
+            QueryLimits::default(),
+        );
         assert_eq!(b["limits"]["query_timeout"], "1m30s");
         assert_eq!(b["limits"]["max_query_length"], "30d1h");
         assert_eq!(b["limits"]["max_entries_limit_per_query"], 5000);
         assert_eq!(b["pattern_ingester_enabled"], true);
         assert_eq!(b["limits"]["discover_service_name"][0], "service");
+        assert_eq!(b["limits"]["max_query_series"], 500);
+        let q = QueryLimits {
+            max_query_length_ns: 0,
+            max_entries_limit: 20,
+            max_query_series: 7,
+        };
+        let b = body(
+            LimitsConfig {
+                query_timeout: Duration::from_secs(90),
+            },
+            q,
+        );
+        assert_eq!(b["limits"]["max_query_length"], "0s");
+        assert_eq!(b["limits"]["max_entries_limit_per_query"], 20);
+        assert_eq!(b["limits"]["max_query_series"], 7);
     }
 }
