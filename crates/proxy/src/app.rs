@@ -170,6 +170,11 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
     let response_cache = Arc::new(ResponseCache::new(settings.cache, state.metrics.clone()));
     let api = api
         .fallback(status::not_found)
+        // Inside the cache layer too: handlers of a cache fill read the discovery settings.
+        .layer(middleware::from_fn_with_state(
+            settings.discovery.clone(),
+            crate::drilldown::discovery::flags::layer,
+        ))
         // Inside the cache layer: a cache fill may run in another task, and must keep the limits.
         .layer(middleware::from_fn_with_state(
             settings.query_limits,

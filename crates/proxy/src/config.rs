@@ -110,6 +110,9 @@ pub struct Config {
     /// Loki's per-query limits: `--max-query-length`, `--max-entries-limit-per-query`, `--max-query-series`.
     #[command(flatten)]
     pub query_limits: crate::params::limits::QueryLimitFlags,
+    /// Loki's label discovery: `--discover-service-name`, `--discover-log-levels`.
+    #[command(flatten)]
+    pub discovery: crate::drilldown::discovery::flags::DiscoveryFlags,
     /// Bytes of cached answers and keys kept in memory (0 disables the response cache).
     #[arg(long, env = "LOKIVL_CACHE_MAX_BYTES", default_value_t = 268435456)]
     pub cache_max_bytes: u64,
@@ -205,6 +208,8 @@ pub struct Settings {
     pub listener_tls: Option<std::sync::Arc<rustls::ServerConfig>>,
     /// Loki's per-query limits.
     pub query_limits: crate::params::QueryLimits,
+    /// Labels synthesized as Loki's ingest adds them (`service_name`, `detected_level`).
+    pub discovery: logsql_ast::Discovery,
 }
 
 /// The parts of the VictoriaLogs URL the client needs to build request URIs.
@@ -370,6 +375,7 @@ impl Config {
             },
             listener_tls: tls.listener,
             query_limits: self.query_limits.limits(),
+            discovery: self.discovery.settings(),
         })
     }
 
@@ -446,6 +452,9 @@ impl Settings {
             cache: CacheSettings::default(),
             listener_tls: None,
             query_limits: crate::params::QueryLimits::default(),
+            // Off, unlike the binary's default: answers show the stored labels only
+            // (as a Loki with `discover_service_name: []`, `discover_log_levels: false`).
+            discovery: logsql_ast::Discovery::default(),
         })
     }
 }

@@ -9,7 +9,7 @@ use logsql_ast::Pipe;
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::direction::Direction;
-use crate::encode::streams::{StreamsOptions, encode_streams};
+use crate::encode::streams::{StreamsOptions, encode_streams_discovered};
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
 
@@ -77,7 +77,9 @@ async fn log_range(
             "the interval parameter is not supported by lokivl yet".to_owned(),
         ));
     }
-    let plan = logsql_ast::lower_log(log).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let discovery = crate::drilldown::discovery::flags::current();
+    let plan = logsql_ast::lower_log_with(log, &discovery)
+        .map_err(|e| ApiError::Unsupported(e.to_string()))?;
     if plan.has_proxy_stages() {
         if p.bounds.end <= p.bounds.start {
             return Ok(json_response(crate::pipeline::run::empty_answer(
@@ -127,18 +129,22 @@ async fn log_range(
         state.backend.post_form(Endpoint::Query, &form).await?
     };
     let out = if body.len() <= INLINE_DECODE_MAX {
-        encode(&mut body, &opts)?
+        encode(&mut body, &opts, &discovery)?
     } else {
-        tokio::task::spawn_blocking(move || encode(&mut body, &opts))
+        tokio::task::spawn_blocking(move || encode(&mut body, &opts, &discovery))
             .await
             .map_err(|e| ApiError::Internal(format!("decode task failed: {e}")))??
     };
     Ok(json_response(out))
 }
 
-fn encode(body: &mut [u8], opts: &StreamsOptions) -> Result<Vec<u8>, ApiError> {
+fn encode(
+    body: &mut [u8],
+    opts: &StreamsOptions,
+    discovery: &logsql_ast::Discovery,
+) -> Result<Vec<u8>, ApiError> {
     let mut out = Vec::with_capacity(body.len() + 1024);
-    encode_streams(body, opts, &mut out).map_err(|e| ApiError::BackendFailed {
+    encode_streams_discovered(body, opts, discovery, &mut out).map_err(|e| ApiError::BackendFailed {
         status: StatusCode::BAD_GATEWAY,
         message: e.to_string(),
     })?;
