@@ -10,6 +10,8 @@
 
 use std::borrow::Cow;
 
+pub mod flags;
+
 /// Loki's default `discover_service_name` list, in priority order.
 pub const SERVICE_NAME_LABELS: &[&str] = &[
     "service",
@@ -60,8 +62,18 @@ pub fn service_name(labels: &[(String, String)]) -> &str {
     if let Some(v) = get(SERVICE_NAME) {
         return v;
     }
-    SERVICE_NAME_LABELS
-        .iter()
+    derive_service_name(SERVICE_NAME_LABELS.iter().copied(), get)
+}
+
+/// The `service_name` Loki derives for a stream without one: the value of
+/// the first of `candidates` the stream has (non-empty), else
+/// [`UNKNOWN_SERVICE`]. `get` reads a stream label by Loki name.
+pub fn derive_service_name<'a, 'n>(
+    candidates: impl IntoIterator<Item = &'n str>,
+    get: impl Fn(&str) -> Option<&'a str>,
+) -> &'a str {
+    candidates
+        .into_iter()
         .find_map(|n| get(n).filter(|v| !v.is_empty()))
         .unwrap_or(UNKNOWN_SERVICE)
 }
@@ -80,10 +92,12 @@ pub fn with_service_name(mut labels: Vec<(String, String)>) -> Vec<(String, Stri
 /// Loki's `normalizeLogLevel`: known spellings to lowercase standard names,
 /// anything else unchanged.
 pub fn normalize_level(level: &str) -> Cow<'_, str> {
-    match known_level(level) {
-        Some(l) => Cow::Borrowed(l),
-        None => Cow::Borrowed(level),
-    }
+    Cow::Borrowed(normalized(level))
+}
+
+/// [`normalize_level`] without the `Cow`: a standard name or `level` itself.
+pub fn normalized(level: &str) -> &str {
+    known_level(level).unwrap_or(level)
 }
 
 fn known_level(v: &str) -> Option<&'static str> {
@@ -119,21 +133,39 @@ pub fn detected_level(
     metadata: &[(String, String)],
     line: &str,
 ) -> String {
-    let get = |set: &[(String, String)], n: &str| {
-        set.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone())
-    };
-    if let Some(v) = get(metadata, DETECTED_LEVEL) {
-        return normalize_level(&v).into_owned();
+    fn get<'a>(set: &'a [(String, String)], n: &str) -> Option<&'a str> {
+        set.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str())
     }
-    for set in [stream, metadata] {
-        if let Some(v) = LEVEL_FIELDS.iter().find_map(|n| get(set, n)) {
-            return normalize_level(&v).into_owned();
-        }
+    let level = level_label(|n| get(stream, n));
+    level_of(level, &|n| get(metadata, n), line).to_owned()
+}
+
+/// The value of a stream's level label (the first of [`LEVEL_FIELDS`] it
+/// has), computed once per stream for [`level_of`].
+pub fn level_label<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Option<&'a str> {
+    LEVEL_FIELDS.iter().find_map(|n| get(n))
+}
+
+/// The `detected_level` Loki would store for an entry, borrowing from the
+/// inputs: an existing `detected_level` in `metadata` (normalized), then the
+/// stream's level label (`stream_level`, see [`level_label`]), then a level
+/// field of `metadata`, then OTel's `severity_number`, then the line.
+/// `metadata` reads the entry's structured metadata by Loki name.
+pub fn level_of<'a>(
+    stream_level: Option<&'a str>,
+    metadata: &dyn Fn(&str) -> Option<&'a str>,
+    line: &str,
+) -> &'a str {
+    if let Some(v) = metadata(DETECTED_LEVEL) {
+        return normalized(v);
     }
-    if let Some(n) = get(metadata, "severity_number") {
-        return otel_severity(&n).to_owned();
+    if let Some(v) = stream_level.or_else(|| level_label(metadata)) {
+        return normalized(v);
     }
-    level_from_line(line).to_owned()
+    if let Some(n) = metadata("severity_number").filter(|n| !n.is_empty()) {
+        return otel_severity(n);
+    }
+    level_from_line(line)
 }
 
 /// OTel severity numbers to Loki's levels.
@@ -313,6 +345,62 @@ mod tests {
         assert_eq!(
             with,
             l(&[("app", "a"), ("service_name", "a"), ("zone", "z")])
+        );
+    }
+
+    /// Lines pushed to Loki 3.7.8 (default `discover_log_levels`) and the
+    /// `detected_level` it stored for each.
+    #[test]
+    fn levels_as_loki_3_7_detects_them() {
+        let table: &[(&str, &str)] = &[
+            ("info x", "info"),
+            ("GET /x 200", "unknown"),
+            ("[WARN] disk almost full", "warn"),
+            ("misc:error happened", "unknown"),
+            ("debug: then error", "debug"),
+            ("an error occurred", "error"),
+            ("ERROR something", "error"),
+            ("warning: x", "warn"),
+            (r#"{"level":"WARNING"}"#, "warn"),
+            (r#"{"a":{"lvl":"warn"}}"#, "warn"),
+            (r#"{"a":{"b":{"level":"error"}}}"#, "error"),
+            ("ts=1 level=err msg=x", "error"),
+            ("ts=1 msg=\"an error\"", "error"),
+            ("critical: x", "critical"),
+            ("fatal crash", "fatal"),
+            ("err: x", "error"),
+            ("this is information", "unknown"),
+            ("level=notice x", "unknown"),
+            ("Information here", "unknown"),
+            ("[error] x", "error"),
+            ("ERR: y", "error"),
+            ("[debug] dbg", "debug"),
+            ("a=b warn", "warn"),
+            (r#"{"msg":"x error"}"#, "error"),
+            (r#"{"level":5}"#, "unknown"),
+            ("ts=2 LEVEL=Warning", "warn"),
+            ("ts=2 severity=info level=error", "error"),
+        ];
+        for (line, want) in table {
+            assert_eq!(level_from_line(line), *want, "{line}");
+        }
+        let none = |_: &str| None;
+        assert_eq!(level_of(Some("ERR"), &none, "info"), "error");
+        assert_eq!(level_of(Some("notice"), &none, "info"), "notice");
+        let meta = |set: &'static [(&'static str, &'static str)]| {
+            move |n: &str| set.iter().find(|(k, _)| *k == n).map(|(_, v)| *v)
+        };
+        assert_eq!(
+            level_of(None, &meta(&[("severity_number", "17")]), "hello"),
+            "error"
+        );
+        assert_eq!(
+            level_of(None, &meta(&[("level", "Debug")]), "hello"),
+            "debug"
+        );
+        assert_eq!(
+            level_of(None, &meta(&[("detected_level", "WARNING")]), "error"),
+            "warn"
         );
     }
 

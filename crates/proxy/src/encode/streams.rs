@@ -28,12 +28,15 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::time::Instant;
 
+use logsql_ast::Discovery;
+
 use crate::direction::Direction;
 use crate::encode::json::{write_i64_str, write_str, write_str_body};
 use crate::encode::stats::{Summary, write_stats_field};
 use crate::labels::{LabelPair, go_quote, is_valid_label_name, parse_stream};
 pub use crate::ndjson::DecodeError;
 use crate::ndjson::{Decoder, Row, Rows};
+use discovered::entry_labels;
 
 /// How to build a streams answer.
 #[derive(Debug, Clone)]
@@ -75,6 +78,24 @@ pub fn encode_streams(
     encode_streams_since(ndjson, opts, Instant::now(), out)
 }
 
+/// Like [`encode_streams`], adding the labels `discovery` synthesizes: a
+/// stream without `service_name` gets the one Loki derives, and every entry
+/// gets `detected_level` structured metadata (merged into the stream labels
+/// without `categorize-labels`, as Loki merges all structured metadata).
+///
+/// # Errors
+/// [`DecodeError`] on malformed NDJSON.
+pub fn encode_streams_discovered(
+    ndjson: &mut [u8],
+    opts: &StreamsOptions,
+    discovery: &Discovery,
+    out: &mut Vec<u8>,
+) -> Result<StreamsSummary, DecodeError> {
+    with_encoder(ndjson.len(), |enc| {
+        enc.encode_discovered(ndjson, opts, discovery, Instant::now(), out)
+    })
+}
+
 /// Like [`encode_streams`], with `stats.summary.execTime` measured from
 /// `query_start` (when the request arrived) to the moment stats are written.
 ///
@@ -89,21 +110,30 @@ pub fn encode_streams_since(
     query_start: Instant,
     out: &mut Vec<u8>,
 ) -> Result<StreamsSummary, DecodeError> {
+    with_encoder(ndjson.len(), |enc| {
+        enc.encode(ndjson, opts, query_start, out)
+    })
+}
+
+/// Runs `f` with this thread's reusable encoder (a fresh one when it is busy).
+fn with_encoder<R>(input_len: usize, f: impl FnOnce(&mut StreamsEncoder) -> R) -> R {
     thread_local! {
         static ENCODER: RefCell<StreamsEncoder> = RefCell::new(StreamsEncoder::new());
     }
     ENCODER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut enc) => {
-            let r = enc.encode(ndjson, opts, query_start, out);
-            if ndjson.len() > MAX_RETAINED_INPUT {
+            let r = f(&mut enc);
+            if input_len > MAX_RETAINED_INPUT {
                 // Do not keep the buffers of one huge answer alive forever.
                 *enc = StreamsEncoder::new();
             }
             r
         }
-        Err(_) => StreamsEncoder::new().encode(ndjson, opts, query_start, out),
+        Err(_) => f(&mut StreamsEncoder::new()),
     })
 }
+
+mod discovered;
 
 /// Input size above which the per-thread scratch is released after use.
 const MAX_RETAINED_INPUT: usize = 16 << 20;
@@ -157,11 +187,27 @@ impl StreamsEncoder {
         query_start: Instant,
         out: &mut Vec<u8>,
     ) -> Result<StreamsSummary, DecodeError> {
+        self.encode_discovered(ndjson, opts, &Discovery::default(), query_start, out)
+    }
+
+    /// [`StreamsEncoder::encode`] with the labels `discovery` synthesizes
+    /// (see [`encode_streams_discovered`]).
+    ///
+    /// # Errors
+    /// [`DecodeError`] on malformed NDJSON; `out` may then hold a partial body.
+    pub fn encode_discovered(
+        &mut self,
+        ndjson: &mut [u8],
+        opts: &StreamsOptions,
+        discovery: &Discovery,
+        query_start: Instant,
+        out: &mut Vec<u8>,
+    ) -> Result<StreamsSummary, DecodeError> {
         let mut rows = Rows {
             rows: recycle(std::mem::take(&mut self.rows)),
             fields: recycle(std::mem::take(&mut self.fields)),
         };
-        let result = self.decode_and_write(ndjson, &mut rows, opts, query_start, out);
+        let result = self.decode_and_write(ndjson, &mut rows, opts, discovery, query_start, out);
         self.rows = recycle(rows.rows);
         self.fields = recycle(rows.fields);
         result
@@ -172,6 +218,7 @@ impl StreamsEncoder {
         ndjson: &'a mut [u8],
         rows: &mut Rows<'a>,
         opts: &StreamsOptions,
+        discovery: &Discovery,
         query_start: Instant,
         out: &mut Vec<u8>,
     ) -> Result<StreamsSummary, DecodeError> {
@@ -182,7 +229,7 @@ impl StreamsEncoder {
         self.group_index.clear();
         let mut infos: Vec<StreamInfo<'_>> = Vec::with_capacity(parsed.len());
         for p in &parsed {
-            let mut info = StreamInfo::new(p, &mut self.keys);
+            let mut info = StreamInfo::new(p, discovery, &mut self.keys);
             let g = intern_key(
                 &mut self.keys,
                 info.key.start,
@@ -194,6 +241,7 @@ impl StreamsEncoder {
             infos.push(info);
         }
         let prefix = opts.parsed_prefix.filter(|p| !p.is_empty());
+        let levels = discovery.log_levels;
 
         // Direction order, then the limit.
         self.order.clear();
@@ -220,7 +268,7 @@ impl StreamsEncoder {
             let group = if opts.categorize {
                 info.group
             } else {
-                row_labels(info, rows.fields_of(row), prefix, &mut labels);
+                entry_labels(info, row, rows.fields_of(row), prefix, levels, &mut labels);
                 merge_labels(&info.labels, &labels, &mut merged);
                 let start = self.keys.len();
                 write_label_key(&mut self.keys, &merged);
@@ -282,7 +330,14 @@ impl StreamsEncoder {
             if opts.categorize {
                 write_label_object(out, &info.labels);
             } else {
-                row_labels(info, rows.fields_of(first), prefix, &mut labels);
+                entry_labels(
+                    info,
+                    first,
+                    rows.fields_of(first),
+                    prefix,
+                    levels,
+                    &mut labels,
+                );
                 merge_labels(&info.labels, &labels, &mut merged);
                 write_label_object(out, &merged);
             }
@@ -298,7 +353,7 @@ impl StreamsEncoder {
                 write_str(out, row.msg);
                 if opts.categorize {
                     let info = &infos[self.row_stream[item.row as usize] as usize];
-                    row_labels(info, rows.fields_of(row), prefix, &mut labels);
+                    entry_labels(info, row, rows.fields_of(row), prefix, levels, &mut labels);
                     out.push(b',');
                     write_categorized(out, &labels);
                 }
@@ -384,6 +439,15 @@ impl<'s> Name<'s> {
         lead.into_iter().chain(body).chain(suffix.iter().copied())
     }
 
+    /// Whether the Loki form of this name is `loki`.
+    fn is(&self, loki: &str) -> bool {
+        if self.clean && !self.extracted {
+            self.raw == loki
+        } else {
+            self.bytes().eq(loki.bytes())
+        }
+    }
+
     fn cmp(&self, other: &Name<'_>) -> Ordering {
         if self.clean && other.clean && !self.extracted && !other.extracted {
             self.raw.cmp(other.raw)
@@ -467,11 +531,15 @@ struct StreamInfo<'s> {
     key: Range<usize>,
     /// The output stream of this stream's rows when categorizing.
     group: u32,
+    /// The value of the stream's level label, for `detected_level`.
+    level: Option<&'s str>,
+    /// The stream stores a `detected_level` label: none is synthesized.
+    stores_level: bool,
 }
 
 impl<'s> StreamInfo<'s> {
     /// Builds the Loki labels of `pairs` and appends its key to `keys`.
-    fn new(pairs: &'s [LabelPair<'s>], keys: &mut Vec<u8>) -> Self {
+    fn new(pairs: &'s [LabelPair<'s>], discovery: &Discovery, keys: &mut Vec<u8>) -> Self {
         let mut labels: Vec<Lbl<'s>> = pairs
             .iter()
             .filter(|(n, _)| !n.is_empty())
@@ -484,6 +552,8 @@ impl<'s> StreamInfo<'s> {
         labels.sort_by(|a, b| a.name.cmp(&b.name));
         // Two raw names may sanitize to one Loki name: keep the last.
         dedup_last(&mut labels);
+        discovered::add_service_name(&mut labels, discovery);
+        let (level, stores_level) = discovered::stream_level(&labels);
         let start = keys.len();
         write_label_key(keys, &labels);
         Self {
@@ -491,6 +561,8 @@ impl<'s> StreamInfo<'s> {
             labels,
             key: start..keys.len(),
             group: 0,
+            level,
+            stores_level,
         }
     }
 

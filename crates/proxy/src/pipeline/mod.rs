@@ -86,6 +86,9 @@ pub struct Pipeline {
     lbs: LabelsBuilder,
     line: String,
     scratch: String,
+    /// Labels the runner adds to each entry before the stages (Loki's
+    /// ingest-time `service_name` and `detected_level`).
+    discovery: logsql_ast::Discovery,
 }
 
 fn invalid(e: String) -> PipelineError {
@@ -164,7 +167,21 @@ impl Pipeline {
             lbs: LabelsBuilder::new(),
             line: String::new(),
             scratch: String::new(),
+            discovery: logsql_ast::Discovery::default(),
         })
+    }
+
+    /// The pipeline of a plan lowered with `discovery`: the runner adds the
+    /// labels it synthesizes to every entry ([`Pipeline::discovery`]).
+    #[must_use]
+    pub fn discovering(mut self, discovery: logsql_ast::Discovery) -> Self {
+        self.discovery = discovery;
+        self
+    }
+
+    /// The labels synthesized for each entry before the stages run.
+    pub fn discovery(&self) -> &logsql_ast::Discovery {
+        &self.discovery
     }
 
     /// Runs the stages over one entry. `stream` and `metadata` carry Loki

@@ -19,6 +19,9 @@ use super::Pipeline;
 use super::encode::{Entry, Processed, write_answer};
 use crate::backend::{Backend, Endpoint};
 use crate::direction::Direction;
+use crate::drilldown::discovery::{
+    DETECTED_LEVEL, SERVICE_NAME, derive_service_name, level_label, level_of,
+};
 use crate::error::ApiError;
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows};
@@ -146,8 +149,9 @@ pub async fn log_range(
     categorize: bool,
 ) -> Result<Vec<u8>, ApiError> {
     let started = Instant::now();
-    let mut pipeline =
-        Pipeline::new(&plan.proxy_stages).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let mut pipeline = Pipeline::new(&plan.proxy_stages)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?
+        .discovering(plan.discovery.clone());
     let p = RunParams {
         start,
         // Loki's log range is [start, end); VictoriaLogs' is [start, end].
@@ -251,6 +255,7 @@ fn eval_page(
                     .map(|(k, v)| (sanitize_label_name(k).into_owned(), v.to_string()))
                     .collect();
                 v.sort();
+                with_service_name(&mut v, pipeline.discovery());
                 streams.entry(row.stream).or_insert(v)
             }
         };
@@ -264,6 +269,9 @@ fn eval_page(
             processed.bytes += (k.len() + v.len()) as u64;
             processed.metadata_bytes += (k.len() + v.len()) as u64;
             meta_names.push((sanitize_label_name(k), v));
+        }
+        if pipeline.discovery().log_levels {
+            with_detected_level(stream, &mut meta_names, row.msg);
         }
         let kept = pipeline.process(
             row.time_ns,
@@ -283,6 +291,45 @@ fn eval_page(
         }
     }
     Ok((n, boundary))
+}
+
+/// Adds the `service_name` Loki derives to sorted Loki-named stream labels
+/// that lack it, when `discovery` derives it.
+fn with_service_name(labels: &mut Vec<(String, String)>, discovery: &logsql_ast::Discovery) {
+    if !discovery.service_name() || labels.iter().any(|(k, _)| k == SERVICE_NAME) {
+        return;
+    }
+    let get = |n: &str| labels.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+    let v = derive_service_name(
+        discovery.service_name_labels.iter().map(String::as_str),
+        get,
+    )
+    .to_owned();
+    let at = labels.partition_point(|(k, _)| k.as_str() < SERVICE_NAME);
+    labels.insert(at, (SERVICE_NAME.to_owned(), v));
+}
+
+/// Sets the entry's `detected_level` structured metadata as Loki's ingest
+/// would: a stored one is normalized, else it is derived. A stream label of
+/// that name is left alone (Loki never has one).
+fn with_detected_level<'a>(
+    stream: &'a [(String, String)],
+    meta: &mut Vec<(std::borrow::Cow<'a, str>, &'a str)>,
+    line: &'a str,
+) {
+    if stream.iter().any(|(k, _)| k == DETECTED_LEVEL) {
+        return;
+    }
+    let level = {
+        let meta_get = |n: &str| meta.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        let stream_level =
+            level_label(|n| stream.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str()));
+        level_of(stream_level, &meta_get, line)
+    };
+    match meta.iter_mut().find(|(k, _)| k == DETECTED_LEVEL) {
+        Some(slot) => slot.1 = level,
+        None => meta.push((std::borrow::Cow::Borrowed(DETECTED_LEVEL), level)),
+    }
 }
 
 /// Whether field `k` is VictoriaLogs' top-level copy of a stream label.
@@ -465,6 +512,41 @@ mod tests {
                 .contains("stopped after reading 1500")
         );
         assert_eq!(values(&out).len(), 0);
+    }
+
+    #[test]
+    fn synthesized_labels_reach_the_stages_and_the_answer() {
+        let data = [(1, "info start"), (2, "error boom"), (3, "level=error x")];
+        let calls = std::cell::RefCell::new(Vec::new());
+        let mut pl = pipeline(r#"{app="a"} | detected_level="error" | service_name="a""#)
+            .discovering(logsql_ast::Discovery {
+                service_name_labels: vec!["app".into()],
+                log_levels: true,
+            });
+        let p = RunParams {
+            start: 0,
+            end: 1_000_000,
+            limit: 10,
+            direction: Direction::Forward,
+            categorize: true,
+            max_rows: MAX_ROWS_READ,
+        };
+        let fut = run(&mut pl, p, Instant::now(), |lo, hi, n| {
+            let b = fake(&data, Direction::Forward, &calls, lo, hi, n);
+            async move { Ok(b) }
+        });
+        let out = futures_lite(fut).unwrap();
+        assert_eq!(values(&out), vec!["2:error boom", "3:level=error x"]);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let s = &v["data"]["result"][0];
+        assert_eq!(
+            s["stream"],
+            serde_json::json!({"app": "a", "service_name": "a"})
+        );
+        assert_eq!(
+            s["values"][0][2],
+            serde_json::json!({"structuredMetadata": {"detected_level": "error"}})
+        );
     }
 
     #[test]
