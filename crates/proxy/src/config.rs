@@ -104,6 +104,9 @@ pub struct Config {
     /// Live tail: `--tail-*`.
     #[command(flatten)]
     pub tail: crate::tail::TailFlags,
+    /// Log range windows: `--split-queries-*`.
+    #[command(flatten)]
+    pub windows: crate::window::WindowFlags,
     /// TLS: `--tls-*` (listener) and `--backend-tls-*`.
     #[command(flatten)]
     pub tls: tls::TlsFlags,
@@ -372,6 +375,7 @@ impl Config {
                 ttl: self.cache_ttl,
                 live_ttl: self.cache_live_ttl,
                 freshness: self.cache_freshness,
+                windows: self.windows.settings(),
             },
             listener_tls: tls.listener,
             query_limits: self.query_limits.limits(),

@@ -26,3 +26,4 @@ pub mod server;
 pub mod tail;
 pub mod template;
 pub mod tenant;
+pub mod window;

@@ -27,6 +27,7 @@ use http_body_util::BodyExt;
 use crate::metrics::Metrics;
 use crate::params::timestamp::{now_ns, parse_timestamp};
 use crate::tenant::Tenant;
+use crate::window::WindowContext;
 
 /// Form bodies larger than this are not cached (and are left to the handler's own limit).
 const MAX_KEYED_BODY: usize = 256 * 1024;
@@ -44,6 +45,8 @@ pub struct CacheSettings {
     pub live_ttl: Duration,
     /// How far behind now a range must end to count as closed (`--cache-freshness`).
     pub freshness: Duration,
+    /// How log ranges are split into windows (`--split-queries-*`).
+    pub windows: crate::window::WindowSettings,
 }
 
 impl Default for CacheSettings {
@@ -53,6 +56,7 @@ impl Default for CacheSettings {
             ttl: Duration::from_secs(3600),
             live_ttl: Duration::ZERO,
             freshness: Duration::from_secs(600),
+            windows: crate::window::WindowSettings::default(),
         }
     }
 }
@@ -151,6 +155,16 @@ impl ResponseCache {
     pub fn cache(&self) -> &Cache {
         &self.cache
     }
+
+    /// What the log-range window walk needs: split settings and this cache.
+    pub fn window_context(&self) -> WindowContext {
+        WindowContext {
+            settings: self.settings.windows,
+            cache: (self.settings.max_bytes > 0).then(|| self.cache.clone()),
+            cache_settings: self.settings,
+            metrics: self.metrics.clone(),
+        }
+    }
 }
 
 /// The endpoint label of a cacheable route, or `None` for routes never cached.
@@ -223,10 +237,33 @@ fn ttl_for(pairs: &[(String, String)], settings: &CacheSettings, now: i64) -> Du
         .or_else(|| param(pairs, "time"))
         .filter(|v| !v.is_empty())
         .and_then(|v| parse_timestamp(v, now).ok());
+    end.map_or(settings.live_ttl, |end| ttl_after(end, settings, now))
+}
+
+/// The key text of a metadata request: its parameters without `start`,
+/// `end` and `since`, plus the range widened to its bucket (as the handler
+/// fetches it), and that range's end. `None` when the range does not parse
+/// (the handler answers the error).
+fn metadata_request(pairs: &[(String, String)], now: i64) -> Option<(String, i64)> {
+    let form = crate::params::Form::from_pairs(pairs.iter().cloned());
+    let b = crate::window::bucket::widen(crate::params::bounds(&form, now).ok()?);
+    let mut ser = form_urlencoded::Serializer::new(String::with_capacity(128));
+    for (k, v) in pairs {
+        if !matches!(k.as_str(), "start" | "end" | "since") {
+            ser.append_pair(k, v);
+        }
+    }
+    ser.append_pair("bucket", &format!("{}-{}", b.start, b.end));
+    Some((ser.finish(), b.end))
+}
+
+/// The TTL of an answer for a range ending at `end`.
+fn ttl_after(end: i64, settings: &CacheSettings, now: i64) -> Duration {
     let freshness = i64::try_from(settings.freshness.as_nanos()).unwrap_or(i64::MAX);
-    match end {
-        Some(end) if end <= now.saturating_sub(freshness) => settings.ttl,
-        _ => settings.live_ttl,
+    if end <= now.saturating_sub(freshness) {
+        settings.ttl
+    } else {
+        settings.live_ttl
     }
 }
 
@@ -238,7 +275,8 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
         .trim()
 }
 
-fn credentials(headers: &HeaderMap) -> CredentialFingerprint {
+/// A keyed hash of the credentials a request forwards upstream.
+pub fn credentials(headers: &HeaderMap) -> CredentialFingerprint {
     let parts = [header::AUTHORIZATION, header::COOKIE]
         .into_iter()
         .flat_map(|name| headers.get_all(name).iter().map(HeaderValue::as_bytes));
@@ -255,10 +293,14 @@ fn json_answer(body: Bytes) -> Response {
 }
 
 /// The middleware: serves cacheable routes through the cache, others untouched.
-pub async fn layer(State(rc): State<Arc<ResponseCache>>, req: Request, next: Next) -> Response {
+pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next: Next) -> Response {
     let Some(endpoint) = endpoint(req.uri().path()) else {
         return next.run(req).await;
     };
+    if endpoint == "query_range" {
+        // The handler splits log ranges into windows cached here too.
+        req.extensions_mut().insert(rc.window_context());
+    }
     if rc.settings.max_bytes == 0 || !matches!(*req.method(), Method::GET | Method::POST) {
         return next.run(req).await;
     }
@@ -277,6 +319,11 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, req: Request, next: Nex
     };
 
     let (normalized, pairs) = normalized_params(parts.uri.query(), &body);
+    let now = now_ns();
+    // Metadata is keyed (and fetched) by its widened time bucket, so refreshes share an entry.
+    let bucketed = matches!(endpoint, "labels" | "label_values" | "series")
+        .then(|| metadata_request(&pairs, now))
+        .flatten();
     let tenant = parts
         .extensions
         .get::<Tenant>()
@@ -289,9 +336,17 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, req: Request, next: Nex
         flags,
         credentials(&parts.headers),
         parts.uri.path(),
-        format!("{normalized}\ntags={tags}"),
+        format!(
+            "{}\ntags={tags}",
+            bucketed
+                .as_ref()
+                .map_or(normalized.as_str(), |b| b.0.as_str())
+        ),
     );
-    let ttl = ttl_for(&pairs, &rc.settings, now_ns());
+    let ttl = match &bucketed {
+        Some((_, end)) => ttl_after(*end, &rc.settings, now),
+        None => ttl_for(&pairs, &rc.settings, now),
+    };
 
     let req = Request::from_parts(parts, Body::from(body));
     let waiting = Waiting::join(&rc.waiting, &key);
@@ -390,6 +445,42 @@ mod tests {
         assert_eq!(a, c);
         let (d, _) = normalized_params(Some("limit=11&query=%7Ba%3D%22b%22%7D"), b"");
         assert_ne!(a, d);
+    }
+
+    #[test]
+    fn metadata_refreshes_within_a_bucket_share_a_key() {
+        let t0: i64 = 1_736_899_200_000_000_000;
+        let now = t0 + 100 * 3_600_000_000_000;
+        let pairs = |start: i64, end: i64| {
+            vec![
+                ("end".to_owned(), end.to_string()),
+                ("query".to_owned(), "{app=\"a\"}".to_owned()),
+                ("start".to_owned(), start.to_string()),
+            ]
+        };
+        let minute = 60_000_000_000;
+        let a = metadata_request(&pairs(t0 + minute, t0 + 3_600_000_000_000 + minute), now);
+        let b = metadata_request(
+            &pairs(t0 + 2 * minute, t0 + 3_600_000_000_000 + 2 * minute),
+            now,
+        );
+        assert_eq!(a, b);
+        let c = metadata_request(
+            &pairs(t0 + 6 * minute, t0 + 3_600_000_000_000 + 6 * minute),
+            now,
+        );
+        assert_ne!(a, c);
+        let (text, end) = a.unwrap_or_default();
+        assert_eq!(end, t0 + 3_600_000_000_000 + 5 * minute);
+        assert!(
+            text.contains("query=") && !text.contains("start="),
+            "{text}"
+        );
+        // Unparseable bounds: no bucket, the handler reports the error.
+        assert_eq!(
+            metadata_request(&[("start".to_owned(), "x".to_owned())], now),
+            None
+        );
     }
 
     #[test]

@@ -39,7 +39,7 @@ struct Hit<'a> {
 /// # Errors
 /// [`ApiError`] for bad parameters or selectors and backend failures.
 pub async fn labels(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
-    let bounds = params::bounds(&form, now_ns())?;
+    let bounds = metadata_bounds(&form)?;
     let query = selector_query(form.get("query"))?;
     let names = fetch_values(&state, Endpoint::StreamFieldNames, &query, bounds, None).await?;
     // VictoriaLogs keeps OTel's dotted names; Loki (and LogQL) only know `k8s_pod_name`.
@@ -60,7 +60,7 @@ pub async fn label_values(
     Path(name): Path<String>,
     form: Form,
 ) -> Result<Response, ApiError> {
-    let bounds = params::bounds(&form, now_ns())?;
+    let bounds = metadata_bounds(&form)?;
     let query = selector_query(form.get("query"))?;
     // `name` is a Loki name; the stream fields it stands for may be dotted
     // (`k8s_pod_name` ← `k8s.pod.name`), so look the fields up first.
@@ -93,7 +93,7 @@ pub async fn label_values(
 /// # Errors
 /// [`ApiError`] for bad parameters or selectors and backend failures.
 pub async fn series(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
-    let bounds = params::bounds(&form, now_ns())?;
+    let bounds = metadata_bounds(&form)?;
     let queries = series_queries(&form)?;
     let mut all: BTreeSet<Vec<(String, String)>> = BTreeSet::new();
     for query in &queries {
@@ -120,6 +120,16 @@ pub async fn series(State(state): State<AppState>, form: Form) -> Result<Respons
     serde_json::to_writer(&mut out, &data).map_err(|e| ApiError::Internal(e.to_string()))?;
     out.push(b'}');
     Ok(json_response(out))
+}
+
+/// The requested range widened to its time bucket ([`crate::window::bucket`]),
+/// so that refreshes share one cache entry; the response cache keys these
+/// requests by the same widened range.
+fn metadata_bounds(form: &Form) -> Result<Bounds, ApiError> {
+    Ok(crate::window::bucket::widen(params::bounds(
+        form,
+        now_ns(),
+    )?))
 }
 
 /// The LogsQL for `match[]`/`match`, as Loki reads them: de-duplicated and sorted;

@@ -1,17 +1,19 @@
 //! `query_range` and `query`: LogQL in, Loki JSON out.
 
+use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use logql_parser::{Expr, LogExpr};
-use logsql_ast::Pipe;
+use logsql_ast::{LogPlan, Pipe};
 
 use super::{AppState, json_response};
-use crate::backend::Endpoint;
+use crate::backend::{Backend, Endpoint};
 use crate::direction::Direction;
 use crate::encode::streams::{StreamsOptions, encode_streams_discovered};
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
+use crate::window::{Window, WindowContext, WindowQuery};
 
 /// The header Grafana sends to ask for structured metadata and parsed labels apart.
 const ENCODING_FLAGS: &str = "x-loki-response-encoding-flags";
@@ -27,6 +29,7 @@ pub const INSTANT_LOG_QUERY: &str = "log queries are not supported as an instant
 /// [`ApiError`] for bad parameters or LogQL, unsupported queries and backend failures.
 pub async fn query_range(
     State(state): State<AppState>,
+    windows: Option<Extension<WindowContext>>,
     headers: HeaderMap,
     form: Form,
 ) -> Result<Response, ApiError> {
@@ -34,7 +37,7 @@ pub async fn query_range(
     let expr = logql_parser::parse(&p.query)?;
     params::check_query_length(p.bounds)?;
     match expr {
-        Expr::Log(log) => log_range(&state, &headers, &p, &log).await,
+        Expr::Log(log) => log_range(&state, &headers, windows.as_deref(), &p, &log).await,
         Expr::Metric(m) => {
             super::metric::range(&state, &m, p.bounds.start, p.bounds.end, p.step).await
         }
@@ -66,6 +69,7 @@ fn wants_categorized(headers: &HeaderMap) -> bool {
 async fn log_range(
     state: &AppState,
     headers: &HeaderMap,
+    windows: Option<&WindowContext>,
     p: &RangeParams,
     log: &LogExpr,
 ) -> Result<Response, ApiError> {
@@ -80,35 +84,88 @@ async fn log_range(
     let discovery = crate::drilldown::discovery::flags::current();
     let plan = logsql_ast::lower_log_with(log, &discovery)
         .map_err(|e| ApiError::Unsupported(e.to_string()))?;
-    if plan.has_proxy_stages() {
-        if p.bounds.end <= p.bounds.start {
-            return Ok(json_response(crate::pipeline::run::empty_answer(
-                wants_categorized(headers),
-            )));
-        }
-        let out = crate::pipeline::run::log_range(
-            &state.backend,
-            &plan,
-            p.bounds.start,
-            p.bounds.end,
-            p.limit as usize,
-            p.direction,
-            wants_categorized(headers),
-        )
-        .await?;
+    let categorize = wants_categorized(headers);
+    let (start, end) = (p.bounds.start, p.bounds.end);
+    if end <= start {
+        // An empty [start, start) range: nothing to ask for.
+        let out = if plan.has_proxy_stages() {
+            crate::pipeline::run::empty_answer(categorize)
+        } else {
+            let mut empty = bytes::BytesMut::new();
+            encode(
+                &mut empty,
+                &streams_options(p, &plan, categorize),
+                &discovery,
+            )?
+        };
         return Ok(json_response(out));
     }
-    let opts = StreamsOptions {
+    let split = windows.and_then(|ctx| {
+        crate::window::windows(start, end, ctx.settings.interval_ns(), p.direction)
+            .map(|w| (ctx, w))
+    });
+    let Some((ctx, windows)) = split else {
+        let out = fetch_range(&state.backend, &plan, p, categorize, start, end).await?;
+        return Ok(json_response(out));
+    };
+    // Each window is the same query over a slice of the range, answered by the
+    // same code, with the whole limit (earlier windows may hold fewer entries).
+    let q = WindowQuery {
+        query: log.to_string(),
+        limit: p.limit as usize,
+        direction: p.direction,
+        categorize,
+        credentials: crate::response_cache::credentials(headers),
+        tenant: crate::tenant::current(),
+    };
+    let backend = state.backend.clone();
+    let plan = std::sync::Arc::new(plan);
+    let p = std::sync::Arc::new(p.clone());
+    let out = crate::window::run(ctx, &q, windows, move |w: Window| {
+        let (backend, plan, p) = (backend.clone(), plan.clone(), p.clone());
+        async move { fetch_range(&backend, &plan, &p, categorize, w.start, w.end).await }
+    })
+    .await?;
+    Ok(json_response(out))
+}
+
+fn streams_options(p: &RangeParams, plan: &LogPlan, categorize: bool) -> StreamsOptions {
+    StreamsOptions {
         direction: p.direction,
         limit: p.limit as usize,
-        categorize: wants_categorized(headers),
+        categorize,
         parsed_prefix: plan.parsed_prefix,
-    };
-    let mut query = plan.query;
+    }
+}
+
+/// The Loki answer of `plan` over `[start, end)` (non-empty), for `p.limit`
+/// entries in `p.direction`: the whole request, or one window of it.
+async fn fetch_range(
+    backend: &Backend,
+    plan: &LogPlan,
+    p: &RangeParams,
+    categorize: bool,
+    start: i64,
+    end: i64,
+) -> Result<Vec<u8>, ApiError> {
+    if plan.has_proxy_stages() {
+        return crate::pipeline::run::log_range(
+            backend,
+            plan,
+            start,
+            end,
+            p.limit as usize,
+            p.direction,
+            categorize,
+        )
+        .await;
+    }
+    let opts = streams_options(p, plan, categorize);
+    let mut query = plan.query.clone();
     let limit = p.limit.to_string();
-    let start = p.bounds.start.to_string();
+    let start = start.to_string();
     // Loki's log range is [start, end); VictoriaLogs' is [start, end].
-    let end = (p.bounds.end - 1).to_string();
+    let end = (end - 1).to_string();
     let mut form: Vec<(&str, &str)> = Vec::with_capacity(4);
     match p.direction {
         // VictoriaLogs' `limit` arg returns exactly the newest N by narrowing the
@@ -120,22 +177,17 @@ async fn log_range(
             limit: Some(u64::from(p.limit)),
         }),
     }
-    let mut body = if p.bounds.end <= p.bounds.start {
-        // An empty [start, start) window: nothing to ask for.
-        bytes::BytesMut::new()
+    let q = query.to_string();
+    form.extend([("query", q.as_str()), ("start", &start), ("end", &end)]);
+    let mut body = backend.post_form(Endpoint::Query, &form).await?;
+    if body.len() <= INLINE_DECODE_MAX {
+        encode(&mut body, &opts, &plan.discovery)
     } else {
-        let q = query.to_string();
-        form.extend([("query", q.as_str()), ("start", &start), ("end", &end)]);
-        state.backend.post_form(Endpoint::Query, &form).await?
-    };
-    let out = if body.len() <= INLINE_DECODE_MAX {
-        encode(&mut body, &opts, &discovery)?
-    } else {
+        let discovery = plan.discovery.clone();
         tokio::task::spawn_blocking(move || encode(&mut body, &opts, &discovery))
             .await
-            .map_err(|e| ApiError::Internal(format!("decode task failed: {e}")))??
-    };
-    Ok(json_response(out))
+            .map_err(|e| ApiError::Internal(format!("decode task failed: {e}")))?
+    }
 }
 
 fn encode(
@@ -144,9 +196,11 @@ fn encode(
     discovery: &logsql_ast::Discovery,
 ) -> Result<Vec<u8>, ApiError> {
     let mut out = Vec::with_capacity(body.len() + 1024);
-    encode_streams_discovered(body, opts, discovery, &mut out).map_err(|e| ApiError::BackendFailed {
-        status: StatusCode::BAD_GATEWAY,
-        message: e.to_string(),
+    encode_streams_discovered(body, opts, discovery, &mut out).map_err(|e| {
+        ApiError::BackendFailed {
+            status: StatusCode::BAD_GATEWAY,
+            message: e.to_string(),
+        }
     })?;
     Ok(out)
 }
