@@ -4,13 +4,18 @@
 //! * window: the sliding-window combiner over per-bucket counts, shaped like
 //!   `rate({…}[5m])` at a 60 s step over 24 h (1 m buckets, 1,445 buckets and
 //!   1,441 steps per series), for 10 and 100 series.
-//! * binary: `a / on(app) group_left b`-free one-to-one division of two
-//!   vectors of N series over 1,441 steps (vector matching per step).
+//! * binary: one-to-one division of two vectors of N series over 1,441
+//!   steps (`div_…`), and many-to-one `* on (app) group_left` of 4·N
+//!   `(app, pod)` series by N `app` series (`group_left_…`): vector
+//!   matching per step.
+//! * window at a 5 m range and 1 m step with raw 15 s buckets
+//!   (`rate_15s_buckets/…`): the combiner when gcd(range, step) is finer
+//!   than the step.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use logql_parser::{BinaryModifier, BinaryOp, RangeOp};
+use logql_parser::{BinaryModifier, BinaryOp, GroupModifier, RangeOp, VectorMatching};
 use proxy::metric::buckets::{BucketSeries, Stats};
 use proxy::metric::window::{WindowSpec, evaluate};
 use proxy::metric::{Grid, Point, Series, Value, binary};
@@ -20,13 +25,17 @@ const STEP: i64 = 60 * S;
 const DAY: i64 = 86_400 * S;
 
 fn buckets(series: usize) -> Vec<BucketSeries> {
+    buckets_of(series, STEP, 1445)
+}
+
+fn buckets_of(series: usize, width: i64, n: i64) -> Vec<BucketSeries> {
     (0..series)
         .map(|i| BucketSeries {
             labels: vec![("app".into(), format!("app-{i}"))],
-            buckets: (0..1445i64)
+            buckets: (0..n)
                 .map(|b| {
                     (
-                        b * STEP,
+                        b * width,
                         Stats {
                             count: ((b * 7 + i as i64) % 13) as f64,
                             ..Stats::default()
@@ -55,6 +64,12 @@ fn window(c: &mut Criterion) {
             b.iter(|| evaluate(black_box(&input), &grid, &spec).map(|m| m.len()))
         });
     }
+    // 15 s buckets: four per step, 20 per 5 m window.
+    let input = buckets_of(10, 15 * S, 4 * 1445);
+    g.throughput(Throughput::Elements((10 * 4 * 1445) as u64));
+    g.bench_function("rate_15s_buckets/10x5780", |b| {
+        b.iter(|| evaluate(black_box(&input), &grid, &spec).map(|m| m.len()))
+    });
     g.finish();
 }
 
@@ -98,5 +113,61 @@ fn binary_matching(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, window, binary_matching);
+/// `n·pods` series labelled `(app, env, pod)`, `pods` per app.
+fn matrix_pods(n: usize, pods: usize) -> Vec<Series> {
+    let mut out = Vec::with_capacity(n * pods);
+    for i in 0..n {
+        for p in 0..pods {
+            out.push(Series {
+                labels: vec![
+                    ("app".into(), format!("app-{i}")),
+                    ("env".into(), "prod".into()),
+                    ("pod".into(), format!("pod-{p}")),
+                ],
+                points: (0..1441u32)
+                    .map(|step| Point {
+                        step,
+                        v: f64::from(step % 11) + p as f64,
+                    })
+                    .collect(),
+            });
+        }
+    }
+    out
+}
+
+fn group_left(c: &mut Criterion) {
+    let grid = Grid::range(0, 1440 * STEP, STEP);
+    let modifier = BinaryModifier {
+        return_bool: false,
+        matching: Some(VectorMatching {
+            on: true,
+            labels: vec!["app".into()],
+            group: Some(GroupModifier {
+                left: true,
+                include: Vec::new(),
+            }),
+        }),
+    };
+    let mut g = c.benchmark_group("metric/binary");
+    for n in [10usize, 100] {
+        let (l, r) = (matrix_pods(n, 4), matrix(n, 2.0));
+        g.throughput(Throughput::Elements((n * 4 * 1441) as u64));
+        g.bench_function(format!("group_left_{}x1441", n * 4), |b| {
+            b.iter(|| {
+                binary::apply(
+                    BinaryOp::Mul,
+                    &modifier,
+                    Value::Vector(black_box(l.clone())),
+                    Value::Vector(black_box(r.clone())),
+                    &grid,
+                )
+                .map(|v| matches!(v, Value::Vector(m) if m.len() == n * 4))
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, window, binary_matching, group_left);
 criterion_main!(benches);

@@ -249,18 +249,35 @@ fn vector_op(
         .map(|s| signature(&s.labels, matching))
         .collect();
     let osig: Vec<Labels> = one.iter().map(|s| signature(&s.labels, matching)).collect();
+    // Signatures become small ids once, so the per-step matching below
+    // indexes arrays instead of hashing label sets for every sample.
+    let mut ids: HashMap<&Labels, u32> = HashMap::new();
+    let mut mid: Vec<u32> = Vec::with_capacity(msig.len());
+    for sig in &msig {
+        let next = ids.len() as u32;
+        mid.push(*ids.entry(sig).or_insert(next));
+    }
+    let mut oid: Vec<u32> = Vec::with_capacity(osig.len());
+    for sig in &osig {
+        let next = ids.len() as u32;
+        oid.push(*ids.entry(sig).or_insert(next));
+    }
+    let nsig = ids.len();
     let msteps = by_step(&many, grid.len);
     let osteps = by_step(&one, grid.len);
     let mut pair_out: HashMap<(u32, u32), usize> = HashMap::new();
+    // The last `(one index, output index)` of each many-side series: pairs rarely change.
+    let mut last_pair: Vec<(u32, usize)> = vec![(u32::MAX, 0); many.len()];
     let mut out: Vec<Series> = Vec::new();
     let mut out_index: HashMap<Labels, usize> = HashMap::new();
-    let mut right: HashMap<&Labels, (u32, f64)> = HashMap::new();
-    let mut inserted: HashSet<&Labels> = HashSet::new();
+    // Per signature id: the step (+1) it was last filled at, and its one-side sample.
+    let mut right: Vec<(u32, u32, f64)> = vec![(0, 0, 0.0); nsig];
+    let mut inserted: Vec<u32> = vec![0; nsig];
     for step in 0..grid.len as usize {
-        right.clear();
-        inserted.clear();
+        let stamp = step as u32 + 1;
         for &(i, v) in &osteps[step] {
-            if right.insert(&osig[i as usize], (i, v)).is_some() {
+            let slot = &mut right[oid[i as usize] as usize];
+            if slot.0 == stamp {
                 return Err(EngineError::DuplicateMatch(
                     label_text(&osig[i as usize]),
                     if swap {
@@ -270,40 +287,53 @@ fn vector_op(
                     },
                 ));
             }
+            *slot = (stamp, i, v);
         }
         for &(mi, mv) in &msteps[step] {
-            let Some(&(oi, ov)) = right.get(&msig[mi as usize]) else {
+            let sid = mid[mi as usize] as usize;
+            let (filled, oi, ov) = right[sid];
+            if filled != stamp {
                 continue;
-            };
+            }
             let (vl, vr) = if swap { (ov, mv) } else { (mv, ov) };
             let Some(v) = elem(op, vl, vr, vl, return_bool) else {
                 continue;
             };
-            if !grouped && !inserted.insert(&msig[mi as usize]) {
-                return Err(EngineError::DuplicateMatch(
-                    label_text(&msig[mi as usize]),
-                    if swap {
-                        "right hand-side"
-                    } else {
-                        "left hand-side"
-                    },
-                ));
+            if !grouped {
+                if inserted[sid] == stamp {
+                    return Err(EngineError::DuplicateMatch(
+                        label_text(&msig[mi as usize]),
+                        if swap {
+                            "right hand-side"
+                        } else {
+                            "left hand-side"
+                        },
+                    ));
+                }
+                inserted[sid] = stamp;
             }
-            let idx = *pair_out.entry((mi, oi)).or_insert_with(|| {
-                let labels = result_labels(
-                    &many[mi as usize].labels,
-                    &one[oi as usize].labels,
-                    op,
-                    matching,
-                );
-                *out_index.entry(labels.clone()).or_insert_with(|| {
-                    out.push(Series {
-                        labels,
-                        points: Vec::new(),
-                    });
-                    out.len() - 1
-                })
-            });
+            let cached = last_pair[mi as usize];
+            let idx = if cached.0 == oi {
+                cached.1
+            } else {
+                let idx = *pair_out.entry((mi, oi)).or_insert_with(|| {
+                    let labels = result_labels(
+                        &many[mi as usize].labels,
+                        &one[oi as usize].labels,
+                        op,
+                        matching,
+                    );
+                    *out_index.entry(labels.clone()).or_insert_with(|| {
+                        out.push(Series {
+                            labels,
+                            points: Vec::new(),
+                        });
+                        out.len() - 1
+                    })
+                });
+                last_pair[mi as usize] = (oi, idx);
+                idx
+            };
             let pts = &mut out[idx].points;
             if pts.last().is_none_or(|p| p.step != step as u32) {
                 pts.push(Point {
