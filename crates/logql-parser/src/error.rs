@@ -20,4 +20,20 @@ pub enum ParseError {
     /// A semantic error without position: `parse error : <msg>`.
     #[error("parse error : {0}")]
     Semantic(String),
+    /// A regular expression RE2 rejects; Loki refuses the query at parse time.
+    ///
+    /// Prints `parse error : error parsing regexp: …` for a matcher or label
+    /// filter, and `parse error : stage '<line filters>' : error parsing
+    /// regexp: …` for a line filter, as Loki does.
+    #[error("parse error : {}{msg}", stage_prefix(.stage.as_deref()))]
+    InvalidRegex {
+        /// For a line filter: the query's line filters as Loki prints them.
+        stage: Option<String>,
+        /// Go's `regexp` error text.
+        msg: String,
+    },
+}
+
+fn stage_prefix(stage: Option<&str>) -> String {
+    stage.map(|s| format!("stage '{s}' : ")).unwrap_or_default()
 }

@@ -12,6 +12,7 @@ mod build;
 mod bytes;
 mod duration;
 mod error;
+mod go_regex;
 mod grammar;
 mod lexer;
 mod limits;
@@ -48,6 +49,20 @@ const CALL_LIMIT: usize = 2_000_000;
 pub fn parse(input: &str) -> Result<Expr, ParseError> {
     let expr = parse_unvalidated(input)?;
     validate::validate(&expr)?;
+    Ok(expr)
+}
+
+/// Parses a query to run (query_range, query, tail): [`parse`], then the
+/// checks Loki makes when it builds the query's pipelines, which reject
+/// an invalid line filter regex (`{app="a"} |~ "("`) with
+/// `parse error : stage '|~ "("' : error parsing regexp: missing closing ): `(``.
+/// `/format_query` uses [`parse`], as Loki formats such a query.
+///
+/// # Errors
+/// Returns Loki's error for any query Loki refuses to run.
+pub fn parse_query(input: &str) -> Result<Expr, ParseError> {
+    let expr = parse(input)?;
+    validate::pipelines(&expr)?;
     Ok(expr)
 }
 

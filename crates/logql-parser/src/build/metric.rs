@@ -413,18 +413,18 @@ fn log_range(input: &str, p: Pair<'_, Rule>) -> Built<LogRange> {
             Rule::selector => sel = Some(selector(input, c)?),
             Rule::pipeline => stages = pipeline(input, c)?,
             Rule::range => {
-                let (line, col) = super::line_col(input, c.as_span().start());
+                let start = c.as_span().start();
                 let body = c
                     .into_inner()
                     .next()
                     .map(|b| b.as_str())
                     .unwrap_or_default();
+                // Loki reports a range error at line 0 (a multi-character scan).
                 let d = Duration::parse_prometheus(body).map_err(|msg| ParseError::Syntax {
                     line: 0,
-                    col,
+                    col: super::line_col(input, start).1,
                     msg,
                 })?;
-                let _ = line;
                 interval = Some(d);
             }
             Rule::offset => {

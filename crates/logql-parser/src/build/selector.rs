@@ -31,7 +31,10 @@ pub(crate) fn matcher(input: &str, p: Pair<'_, Rule>) -> Built<Matcher> {
     let name = super::ident(&name)?;
     let value = string(input, &value)?;
     if matches!(op, MatchOp::Re | MatchOp::Nre) {
-        anchored_regex(&value).map_err(ParseError::Semantic)?;
+        // Syntax only (as RE2 sees it): compiling here cost more than the
+        // rest of the parse.
+        crate::go_regex::check(&value)
+            .map_err(|msg| ParseError::InvalidRegex { stage: None, msg })?;
     }
     Ok(Matcher { name, op, value })
 }
