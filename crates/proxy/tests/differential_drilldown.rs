@@ -155,6 +155,16 @@ const REQS: &[Req] = &[
         params: &[("query", r#"{service_name=~".+"}"#), ("limit", "1")],
     },
     Req {
+        id: "volume.labels_targets",
+        path: "/loki/api/v1/index/volume",
+        mode: Mode::Volume,
+        params: &[
+            ("query", r#"{service_name=~".+"}"#),
+            ("aggregateBy", "labels"),
+            ("targetLabels", "env,namespace"),
+        ],
+    },
+    Req {
         id: "volume_range.services",
         path: "/loki/api/v1/index/volume_range",
         mode: Mode::VolumeRange,
@@ -180,6 +190,16 @@ const REQS: &[Req] = &[
         ],
     },
     Req {
+        id: "volume_range.limit",
+        path: "/loki/api/v1/index/volume_range",
+        mode: Mode::VolumeRange,
+        params: &[
+            ("query", r#"{service_name=~".+"}"#),
+            ("limit", "1"),
+            ("step", "60000ms"),
+        ],
+    },
+    Req {
         id: "labels.empty_query",
         path: "/loki/api/v1/detected_labels",
         mode: Mode::Labels,
@@ -190,6 +210,12 @@ const REQS: &[Req] = &[
         path: "/loki/api/v1/detected_labels",
         mode: Mode::Labels,
         params: &[("query", r#"{service_name="checkout"}"#)],
+    },
+    Req {
+        id: "labels.regex",
+        path: "/loki/api/v1/detected_labels",
+        mode: Mode::Labels,
+        params: &[("query", r#"{service_name=~"check.*|pay.*"}"#)],
     },
     Req {
         id: "fields.logfmt_pipeline",
@@ -234,6 +260,12 @@ const REQS: &[Req] = &[
         params: &[("query", r#"{service_name="payments"}"#)],
     },
     Req {
+        id: "values.detected_level",
+        path: "/loki/api/v1/detected_field/detected_level/values",
+        mode: Mode::Values,
+        params: &[("query", r#"{service_name="checkout"}"#)],
+    },
+    Req {
         id: "patterns.logfmt",
         path: "/loki/api/v1/patterns",
         mode: Mode::PatternsShape,
@@ -249,6 +281,15 @@ const REQS: &[Req] = &[
         params: &[
             ("query", r#"{service_name="frontend"}"#),
             ("step", "5000ms"),
+        ],
+    },
+    Req {
+        id: "patterns.json",
+        path: "/loki/api/v1/patterns",
+        mode: Mode::Patterns,
+        params: &[
+            ("query", r#"{service_name="payments"}"#),
+            ("step", "60000ms"),
         ],
     },
 ];
@@ -323,7 +364,7 @@ fn push_body(base_ns: i64) -> String {
     let values: Vec<Value> = (0..PER_STREAM)
         .map(|i| {
             let level = ["warn", "info"][(i % 2) as usize];
-            let line = json!({"level": level, "user": {"id": i % 7}, "amount": i as f64 * 1.5, "ok": i % 2 == 0}).to_string();
+            let line = json!({"level": level, "msg": format!("payment {i} accepted"), "user": {"id": i % 7}, "amount": i as f64 * 1.5, "ok": i % 2 == 0}).to_string();
             json!([(base_ns + i * 10 * SEC + 200_000_000).to_string(), line, {"trace_id": format!("tr{}", i % 4)}])
         })
         .collect();
