@@ -34,12 +34,8 @@ async fn lokivl_answers_like_a_real_loki() {
         return;
     };
     // Loki in this set-up only answers for recent data: the dataset starts
-    // two hours ago, on a whole second, and the golden files keep the base.
-    let now_s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_secs() as i64;
-    let base_ns = (now_s - 2 * 3600) * 1_000_000_000;
+    // about two hours ago, and the golden files keep the base.
+    let base_ns = base_ns();
 
     let (loki, vl) = tokio::join!(Loki::start(&loki_bin), VictoriaLogs::start(&vl_bin));
     let body = common::dataset::push_body(&common::dataset::differential_entries(base_ns));
@@ -82,7 +78,7 @@ async fn lokivl_answers_like_a_real_loki() {
     differential::enforce(&verdict);
 }
 
-/// Writes the dataset's push body (base = now − 2 h) to `LOKIVL_DIFF_DUMP`,
+/// Writes the dataset's push body (base: see [`base_ns`]) to `LOKIVL_DIFF_DUMP`,
 /// for manual checks such as logcli against lokivl and Loki side by side:
 /// `LOKIVL_DIFF_DUMP=/tmp/body.json cargo test -p proxy --test
 /// differential_loki -- --ignored dump_dataset`.
@@ -96,12 +92,23 @@ fn dump_dataset() {
         );
         return;
     };
+    let base_ns = base_ns();
+    let body = common::dataset::push_body(&common::dataset::differential_entries(base_ns));
+    std::fs::write(&path, body).expect("write the push body");
+    println!("base_ns {base_ns}");
+}
+
+/// The dataset base time: 15 minutes past the hour that began two hours
+/// ago. Loki's query frontend splits range queries at hour boundaries
+/// (`split_queries_by_interval`), and merging the parts orders a series
+/// whose labels are a prefix of another's (`{a="1"}` and `{a="1", b="2"}`)
+/// after it instead of before; every query window (base − 1 m to base +
+/// 30 m) stays inside one hour, so Loki answers from one unsplit query.
+fn base_ns() -> i64 {
     let now_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock after 1970")
         .as_secs() as i64;
-    let base_ns = (now_s - 2 * 3600) * 1_000_000_000;
-    let body = common::dataset::push_body(&common::dataset::differential_entries(base_ns));
-    std::fs::write(&path, body).expect("write the push body");
-    println!("base_ns {base_ns}");
+    let hour = now_s - now_s.rem_euclid(3600);
+    (hour - 2 * 3600 + 15 * 60) * 1_000_000_000
 }
