@@ -196,7 +196,9 @@ async fn unwrap_conversion_errors_fail_like_loki() {
         ],
     ))
     .await;
-    let text = a.assert_error(StatusCode::BAD_REQUEST);
+    // Loki's PipelineError text itself ends with a newline
+    // (pkg/logqlmodel/error.go), unlike its other query errors.
+    let text = a.assert_go_http_error(StatusCode::BAD_REQUEST);
     assert!(
         text.starts_with("pipeline error: 'SampleExtractionErr'"),
         "{text}"
