@@ -223,6 +223,37 @@ fn normalized_params(uri_query: Option<&str>, body: &[u8]) -> (String, Vec<(Stri
     (ser.finish(), pairs)
 }
 
+/// The key text of a request's parameters without decoding them: the raw
+/// `key=value` segments of the URL query and a form body, sorted and joined.
+/// Equal raw segments decode equally, so equal texts are the same request;
+/// the same request spelled with other escapes only misses a sharing chance.
+/// `None` when the body is not UTF-8 (then the decoded pairs are used).
+fn raw_params(uri_query: Option<&str>, body: &[u8]) -> Option<String> {
+    let body = std::str::from_utf8(body).ok()?;
+    let mut segments: Vec<&str> = Vec::with_capacity(8);
+    segments.extend(uri_query.unwrap_or("").split('&').filter(|s| !s.is_empty()));
+    segments.extend(body.split('&').filter(|s| !s.is_empty()));
+    segments.sort_unstable();
+    let len = segments.iter().map(|s| s.len() + 1).sum::<usize>();
+    let mut out = String::with_capacity(len + 16);
+    for (i, s) in segments.iter().enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        out.push_str(s);
+    }
+    Some(out)
+}
+
+/// Appends the query tags (`X-Query-Tags`) to the key text.
+fn join_tags(params: &str, tags: &str) -> String {
+    let mut out = String::with_capacity(params.len() + tags.len() + 6);
+    out.push_str(params);
+    out.push_str("\ntags=");
+    out.push_str(tags);
+    out
+}
+
 fn param<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
     pairs
         .iter()
@@ -297,14 +328,13 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
     let Some(endpoint) = endpoint(req.uri().path()) else {
         return next.run(req).await;
     };
-    if endpoint == "query_range" {
-        // The handler splits log ranges into windows cached here too.
-        req.extensions_mut().insert(rc.window_context());
-    }
     if rc.settings.max_bytes == 0 || !matches!(*req.method(), Method::GET | Method::POST) {
+        if endpoint == "query_range" {
+            req.extensions_mut().insert(rc.window_context());
+        }
         return next.run(req).await;
     }
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let body = if parts.method == Method::POST {
         match http_body_util::Limited::new(body, MAX_KEYED_BODY)
             .collect()
@@ -312,41 +342,76 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
         {
             Ok(collected) => collected.to_bytes(),
             // Too large or broken: let the handler answer with its own error.
-            Err(_) => return next.run(Request::from_parts(parts, Body::empty())).await,
+            Err(_) => {
+                if endpoint == "query_range" {
+                    parts.extensions.insert(rc.window_context());
+                }
+                return next.run(Request::from_parts(parts, Body::empty())).await;
+            }
         }
     } else {
         Bytes::new()
     };
 
-    let (normalized, pairs) = normalized_params(parts.uri.query(), &body);
     let now = now_ns();
-    // Metadata is keyed (and fetched) by its widened time bucket, so refreshes share an entry.
-    let bucketed = matches!(endpoint, "labels" | "label_values" | "series")
-        .then(|| metadata_request(&pairs, now))
-        .flatten();
+    // Metadata is keyed (and fetched) by its widened time bucket, so refreshes
+    // share an entry; that needs the decoded range. Other routes are keyed by
+    // their raw, sorted parameters: no decoding before the lookup.
+    let metadata = matches!(endpoint, "labels" | "label_values" | "series");
+    let bucketed = if metadata {
+        let (_, pairs) = normalized_params(parts.uri.query(), &body);
+        metadata_request(&pairs, now)
+    } else {
+        None
+    };
+    let raw = if bucketed.is_none() {
+        raw_params(parts.uri.query(), &body)
+    } else {
+        None
+    };
+    let tags = header_str(&parts.headers, "x-query-tags");
+    let request = match (&bucketed, raw) {
+        (Some((text, _)), _) => join_tags(text, tags),
+        (None, Some(raw)) => join_tags(&raw, tags),
+        // A body that is not UTF-8: key by the decoded pairs.
+        (None, None) => join_tags(&normalized_params(parts.uri.query(), &body).0, tags),
+    };
+    let key = {
+        let tenant = parts.extensions.get::<Tenant>().map_or_else(
+            || Tenant::from_headers(&parts.headers).as_str().to_owned(),
+            |t| t.as_str().to_owned(),
+        );
+        CacheKey::new(
+            tenant,
+            Encoding::Identity,
+            header_str(&parts.headers, "x-loki-response-encoding-flags"),
+            credentials(&parts.headers),
+            parts.uri.path(),
+            request,
+        )
+    };
+    // The hit path: stored bytes, nothing else.
+    if let Some(body) = rc.cache.get(&key).await {
+        rc.metrics.observe_cache(endpoint, "hit");
+        return json_answer(body);
+    }
+
     let tenant = parts
         .extensions
         .get::<Tenant>()
         .map_or_else(|| Tenant::from_headers(&parts.headers), Clone::clone);
-    let flags = header_str(&parts.headers, "x-loki-response-encoding-flags");
-    let tags = header_str(&parts.headers, "x-query-tags");
-    let key = CacheKey::new(
-        tenant.as_str(),
-        Encoding::Identity,
-        flags,
-        credentials(&parts.headers),
-        parts.uri.path(),
-        format!(
-            "{}\ntags={tags}",
-            bucketed
-                .as_ref()
-                .map_or(normalized.as_str(), |b| b.0.as_str())
-        ),
-    );
     let ttl = match &bucketed {
         Some((_, end)) => ttl_after(*end, &rc.settings, now),
-        None => ttl_for(&pairs, &rc.settings, now),
+        None => ttl_for(
+            &normalized_params(parts.uri.query(), &body).1,
+            &rc.settings,
+            now,
+        ),
     };
+    if endpoint == "query_range" {
+        // The handler splits log ranges into windows cached here too.
+        parts.extensions.insert(rc.window_context());
+    }
 
     let req = Request::from_parts(parts, Body::from(body));
     let waiting = Waiting::join(&rc.waiting, &key);
@@ -445,6 +510,24 @@ mod tests {
         assert_eq!(a, c);
         let (d, _) = normalized_params(Some("limit=11&query=%7Ba%3D%22b%22%7D"), b"");
         assert_ne!(a, d);
+    }
+
+    #[test]
+    fn raw_keys_ignore_order_and_method_but_not_values() {
+        let a = raw_params(Some("query=%7Ba%3D%22b%22%7D&limit=10"), b"");
+        assert_eq!(a, raw_params(None, b"limit=10&query=%7Ba%3D%22b%22%7D"));
+        assert_eq!(a, raw_params(Some("limit=10"), b"query=%7Ba%3D%22b%22%7D"));
+        assert_eq!(
+            a,
+            raw_params(Some("&limit=10&&query=%7Ba%3D%22b%22%7D"), b"")
+        );
+        assert_ne!(a, raw_params(Some("limit=11&query=%7Ba%3D%22b%22%7D"), b""));
+        // `a=1&b=2` is not `a=1%26b%3D2` (one parameter holding `&`).
+        assert_ne!(
+            raw_params(Some("a=1&b=2"), b""),
+            raw_params(Some("a=1%26b%3D2"), b"")
+        );
+        assert_eq!(raw_params(None, &[0xff]), None);
     }
 
     #[test]
