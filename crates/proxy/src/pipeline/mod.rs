@@ -8,6 +8,7 @@
 //! the caller to read. Nothing is allocated per row once the buffers have
 //! grown, except for labels whose values must be unescaped.
 
+pub mod discovered;
 pub mod encode;
 pub mod format;
 pub mod hints;

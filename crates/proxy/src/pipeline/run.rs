@@ -16,12 +16,10 @@ use bytes::BytesMut;
 use logsql_ast::{LogPlan, Pipe};
 
 use super::Pipeline;
+use super::discovered::{with_detected_level, with_service_name};
 use super::encode::{Entry, Processed, write_answer};
 use crate::backend::{Backend, Endpoint};
 use crate::direction::Direction;
-use crate::drilldown::discovery::{
-    DETECTED_LEVEL, SERVICE_NAME, derive_service_name, level_label, level_of,
-};
 use crate::error::ApiError;
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows};
@@ -291,45 +289,6 @@ fn eval_page(
         }
     }
     Ok((n, boundary))
-}
-
-/// Adds the `service_name` Loki derives to sorted Loki-named stream labels
-/// that lack it, when `discovery` derives it.
-fn with_service_name(labels: &mut Vec<(String, String)>, discovery: &logsql_ast::Discovery) {
-    if !discovery.service_name() || labels.iter().any(|(k, _)| k == SERVICE_NAME) {
-        return;
-    }
-    let get = |n: &str| labels.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
-    let v = derive_service_name(
-        discovery.service_name_labels.iter().map(String::as_str),
-        get,
-    )
-    .to_owned();
-    let at = labels.partition_point(|(k, _)| k.as_str() < SERVICE_NAME);
-    labels.insert(at, (SERVICE_NAME.to_owned(), v));
-}
-
-/// Sets the entry's `detected_level` structured metadata as Loki's ingest
-/// would: a stored one is normalized, else it is derived. A stream label of
-/// that name is left alone (Loki never has one).
-fn with_detected_level<'a>(
-    stream: &'a [(String, String)],
-    meta: &mut Vec<(std::borrow::Cow<'a, str>, &'a str)>,
-    line: &'a str,
-) {
-    if stream.iter().any(|(k, _)| k == DETECTED_LEVEL) {
-        return;
-    }
-    let level = {
-        let meta_get = |n: &str| meta.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-        let stream_level =
-            level_label(|n| stream.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str()));
-        level_of(stream_level, &meta_get, line)
-    };
-    match meta.iter_mut().find(|(k, _)| k == DETECTED_LEVEL) {
-        Some(slot) => slot.1 = level,
-        None => meta.push((std::borrow::Cow::Borrowed(DETECTED_LEVEL), level)),
-    }
 }
 
 /// Whether field `k` is VictoriaLogs' top-level copy of a stream label.
