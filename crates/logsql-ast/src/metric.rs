@@ -23,6 +23,7 @@ pub use self::unwrap::{MetricPipe, NUMBER_FIELD, VALUE_FIELD, guard_regex};
 
 use crate::error::LowerError;
 use crate::filter::Filter;
+use crate::lower::Discovery;
 use crate::query::Query;
 
 /// How the unwrapped number relates to Loki's value.
@@ -153,6 +154,18 @@ impl RangePlan {
     pub fn field_names_query(&self) -> String {
         self.selection()
     }
+
+    /// Lowers a range aggregation whose selector and label filters see the
+    /// labels `discovery` synthesizes, as [`crate::lower_log_with`] does for
+    /// log queries: `{service_name="api"}` selects the streams whose derived
+    /// `service_name` is `api`, and a label filter on a synthesized label is
+    /// a proxy stage (so the lowering refuses and the proxy counts rows).
+    ///
+    /// # Errors
+    /// As [`lower_range`].
+    pub fn lower(r: &RangeAggregation, discovery: &Discovery) -> Result<RangePlan, LowerError> {
+        lower_range_with(r, discovery)
+    }
 }
 
 /// Lowers a range aggregation.
@@ -162,6 +175,10 @@ impl RangePlan {
 /// proxy (parsers, numeric label filters, …) or the conversion cannot be
 /// checked exactly.
 pub fn lower_range(r: &RangeAggregation) -> Result<RangePlan, LowerError> {
+    lower_range_with(r, &Discovery::default())
+}
+
+fn lower_range_with(r: &RangeAggregation, discovery: &Discovery) -> Result<RangePlan, LowerError> {
     let log = &r.range.log;
     let mut stages: Vec<Stage> = log.pipeline.clone();
     let mut drops_errors = false;
@@ -178,10 +195,13 @@ pub fn lower_range(r: &RangeAggregation) -> Result<RangePlan, LowerError> {
             }
         }
     }
-    let plan = crate::lower_log(&LogExpr {
-        selector: log.selector.clone(),
-        pipeline: stages,
-    })?;
+    let plan = crate::lower_log_with(
+        &LogExpr {
+            selector: log.selector.clone(),
+            pipeline: stages,
+        },
+        discovery,
+    )?;
     if plan.has_proxy_stages() {
         return Err(LowerError::Unsupported(format!(
             "metric query over a pipeline stage that runs in the proxy ({}); \
@@ -327,6 +347,29 @@ mod tests {
     fn parsers_are_refused() {
         let err = lower_range(&range(r#"rate({app="api"} | json [1m])"#)).unwrap_err();
         assert!(err.to_string().contains("parser"), "{err}");
+    }
+
+    #[test]
+    fn discovery_selects_derived_service_name() {
+        let d = Discovery {
+            service_name_labels: vec!["service".into(), "app".into()],
+            log_levels: true,
+        };
+        let r = range(r#"count_over_time({service_name="api"} | drop __error__ [1m])"#);
+        let p = RangePlan::lower(&r, &d).unwrap();
+        assert_eq!(
+            p.query.to_string(),
+            r#"{service_name="api"} or {service_name="", service="api"} or {service_name="", service="", app="api"}"#
+        );
+        // Without discovery the selector reads the stored label only.
+        assert_eq!(
+            lower_range(&r).unwrap().query.to_string(),
+            r#"{service_name="api"}"#
+        );
+        // A filter on a synthesized label runs in the proxy: not counted in VictoriaLogs.
+        let r = range(r#"count_over_time({app="api"} | detected_level="error" [1m])"#);
+        assert!(RangePlan::lower(&r, &d).is_err());
+        assert!(lower_range(&r).is_ok());
     }
 
     #[test]
