@@ -308,6 +308,16 @@ async fn parse_errors_carry_lokis_text() {
             r#"unk({ foo = "bar" }[5m])"#,
             "parse error at line 1, col 1: syntax error: unexpected IDENTIFIER",
         ),
+        // Loki refuses a bad line-filter regex before running anything (400, RE2's wording);
+        // the harness has no canned answer, so reaching VictoriaLogs would fail differently.
+        (
+            r#"{app="api"} |~ "(""#,
+            r#"parse error : stage '|~ "("' : error parsing regexp: missing closing ): `(`"#,
+        ),
+        (
+            r#"sum(count_over_time({app="api"} |~ "[z-a]" [5m]))"#,
+            r#"parse error : stage '|~ "[z-a]"' : error parsing regexp: invalid character class range: `z-a`"#,
+        ),
         (
             r#"{app=~".*"}"#,
             r#"parse error : queries require at least one regexp or equality matcher that does not have an empty-compatible value. For instance, app=~".*" does not meet this requirement, but app=~".+" will"#,

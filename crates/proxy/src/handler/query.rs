@@ -34,7 +34,7 @@ pub async fn query_range(
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = params::range_params(&form, now_ns())?;
-    let expr = logql_parser::parse(&p.query)?;
+    let expr = logql_parser::parse_query(&p.query)?;
     params::check_query_length(p.bounds)?;
     match expr {
         Expr::Log(log) => log_range(&state, &headers, windows.as_deref(), &p, &log).await,
@@ -50,7 +50,7 @@ pub async fn query_range(
 /// [`ApiError`] for bad parameters or LogQL, log queries and unsupported metric queries.
 pub async fn query(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
     let p = params::instant_params(&form, now_ns())?;
-    match logql_parser::parse(&p.query)? {
+    match logql_parser::parse_query(&p.query)? {
         Expr::Log(_) => Err(ApiError::BadRequest(INSTANT_LOG_QUERY.to_owned())),
         Expr::Metric(m) => super::metric::instant(&state, &m, p.time).await,
     }
