@@ -256,7 +256,8 @@ pub fn range_params(form: &Form, now: i64) -> Result<RangeParams, ParamError> {
     if step <= 0 {
         return Err(ParamError::StepNotPositive);
     }
-    if (bounds.end - bounds.start) / step > MAX_POINTS {
+    // Saturating, as Go's `time.Time.Sub` is: far-apart bounds must not overflow.
+    if bounds.end.saturating_sub(bounds.start) / step > MAX_POINTS {
         return Err(ParamError::TooManyPoints);
     }
     let interval = match form.get("interval") {
@@ -295,7 +296,9 @@ pub fn instant_params(form: &Form, now: i64) -> Result<InstantParams, ParamError
 
 /// Loki's default step: `max(floor(range_seconds / 250), 1)` seconds.
 fn default_step(b: Bounds) -> i64 {
-    let secs = ((b.end - b.start) as f64 / 1e9 / 250.0).floor().max(1.0);
+    let secs = (b.end.saturating_sub(b.start) as f64 / 1e9 / 250.0)
+        .floor()
+        .max(1.0);
     secs as i64 * 1_000_000_000
 }
 
@@ -490,6 +493,20 @@ mod tests {
             .unwrap_err()
             .to_string(),
             "the query time range exceeds the limit (query length: 31d1h, limit: 30d1h)"
+        );
+    }
+
+    /// Found by the params fuzz target: bounds ~1.7e19 ns apart overflowed `end - start`.
+    #[test]
+    fn far_apart_bounds_do_not_overflow() {
+        // The range saturates at i64::MAX ns, as Go's `Time.Sub` does: the default
+        // step is then floor(9223372036.85 s / 250) s, and max_query_length refuses it.
+        let p = range_params(&form("start=-8888888880353470020"), NOW).unwrap();
+        assert_eq!(p.step, 36_893_488 * S);
+        assert!(check_query_length(p.bounds).is_err());
+        assert_eq!(
+            range_err("start=-8888888880353470020&step=1"),
+            "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter"
         );
     }
 
