@@ -2,6 +2,14 @@
 //!
 //! No `limit` is sent to VictoriaLogs: with a limit it returns an arbitrary
 //! subset, and Loki's answers are complete for the range.
+//!
+//! With label discovery on ([`crate::drilldown::discovery::flags::current`])
+//! these answers show `service_name` as Loki does, where it is a stream label
+//! stored at ingest: listed by `labels` whenever a stream is in range, its
+//! values derived per stream from the stored labels, added to every `series`
+//! label set, and matched on its derived value in `query`/`match[]`.
+//! `detected_level` is structured metadata in Loki, so it appears in none of
+//! these (checked against Loki 3.7.8 with `discover_log_levels` on).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,9 +22,11 @@ use logql_parser::Expr;
 
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
+use crate::drilldown::discovery::{SERVICE_NAME, flags};
 use crate::error::ApiError;
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::params::{self, Bounds, Form, timestamp::now_ns};
+use crate::pipeline::discovered::with_service_name;
 
 /// Loki's answer when `query`/`match[]` is a full query rather than a selector.
 const ONLY_MATCHERS: &str = "only label matchers are supported";
@@ -39,16 +49,21 @@ struct Hit<'a> {
 /// # Errors
 /// [`ApiError`] for bad parameters or selectors and backend failures.
 pub async fn labels(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
+    let discovery = flags::current();
     let bounds = metadata_bounds(&form)?;
-    let query = selector_query(form.get("query"))?;
+    let query = selector_query(form.get("query"), &discovery)?;
     let names = fetch_values(&state, Endpoint::StreamFieldNames, &query, bounds, None).await?;
     // VictoriaLogs keeps OTel's dotted names; Loki (and LogQL) only know `k8s_pod_name`.
-    Ok(string_list(
-        names
-            .iter()
-            .map(|n| sanitize_label_name(n).into_owned())
-            .collect(),
-    ))
+    let mut names: BTreeSet<String> = names
+        .iter()
+        .map(|n| sanitize_label_name(n).into_owned())
+        .collect();
+    // Every stream has a derived `service_name` (`unknown_service` at worst);
+    // a stream with a field is a stream.
+    if discovery.service_name() && !names.is_empty() {
+        names.insert(SERVICE_NAME.to_owned());
+    }
+    Ok(string_list(names))
 }
 
 /// `GET|POST /loki/api/v1/label/{name}/values`.
@@ -60,8 +75,14 @@ pub async fn label_values(
     Path(name): Path<String>,
     form: Form,
 ) -> Result<Response, ApiError> {
+    let discovery = flags::current();
     let bounds = metadata_bounds(&form)?;
-    let query = selector_query(form.get("query"))?;
+    let query = selector_query(form.get("query"), &discovery)?;
+    if name == SERVICE_NAME && discovery.service_name() {
+        return Ok(string_list(
+            derived_service_names(&state, &query, bounds, &discovery).await?,
+        ));
+    }
     // `name` is a Loki name; the stream fields it stands for may be dotted
     // (`k8s_pod_name` ← `k8s.pod.name`), so look the fields up first.
     let names = fetch_values(&state, Endpoint::StreamFieldNames, &query, bounds, None).await?;
@@ -93,22 +114,14 @@ pub async fn label_values(
 /// # Errors
 /// [`ApiError`] for bad parameters or selectors and backend failures.
 pub async fn series(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
+    let discovery = flags::current();
     let bounds = metadata_bounds(&form)?;
-    let queries = series_queries(&form)?;
+    let queries = series_queries(&form, &discovery)?;
     let mut all: BTreeSet<Vec<(String, String)>> = BTreeSet::new();
     for query in &queries {
         let body = call(&state, Endpoint::Streams, query, bounds, None).await?;
         for stream in parse_values(&body)? {
-            let labels = parse_stream(&stream).map_err(|e| ApiError::BackendFailed {
-                status: StatusCode::BAD_GATEWAY,
-                message: e.to_string(),
-            })?;
-            let mut set: Vec<(String, String)> = labels
-                .into_iter()
-                .map(|(k, v)| (sanitize_label_name(&k).into_owned(), v.into_owned()))
-                .collect();
-            set.sort();
-            all.insert(set);
+            all.insert(stream_labels(&stream, &discovery)?);
         }
     }
     let data: Vec<BTreeMap<String, String>> = all
@@ -134,12 +147,56 @@ fn metadata_bounds(form: &Form) -> Result<Bounds, ApiError> {
 
 /// The LogsQL for `match[]`/`match`, as Loki reads them: de-duplicated and sorted;
 /// no group, or a single `{}`, means every stream.
-fn series_queries(form: &Form) -> Result<Vec<String>, ApiError> {
+fn series_queries(form: &Form, discovery: &logsql_ast::Discovery) -> Result<Vec<String>, ApiError> {
     let groups: BTreeSet<&str> = form.all("match[]").chain(form.all("match")).collect();
     if groups.is_empty() || (groups.len() == 1 && groups.iter().all(|g| is_empty_selector(g))) {
         return Ok(vec!["*".to_owned()]);
     }
-    groups.into_iter().map(selector_query).collect()
+    groups
+        .into_iter()
+        .map(|g| selector_query(g, discovery))
+        .collect()
+}
+
+/// A VictoriaLogs `_stream` as Loki's sorted label set: Loki names, plus the
+/// `service_name` that `discovery` derives when the stream lacks one.
+fn stream_labels(
+    stream: &str,
+    discovery: &logsql_ast::Discovery,
+) -> Result<Vec<(String, String)>, ApiError> {
+    let labels = parse_stream(stream).map_err(|e| ApiError::BackendFailed {
+        status: StatusCode::BAD_GATEWAY,
+        message: e.to_string(),
+    })?;
+    let mut set: Vec<(String, String)> = labels
+        .into_iter()
+        .map(|(k, v)| (sanitize_label_name(&k).into_owned(), v.into_owned()))
+        .collect();
+    set.sort();
+    with_service_name(&mut set, discovery);
+    Ok(set)
+}
+
+/// The `service_name` values of the streams `query` selects in `b`: each
+/// stream's stored one, else the one `discovery` derives from its labels.
+///
+/// Derived from the streams themselves (one `/select/logsql/streams` call,
+/// as `series` does) rather than from per-label value lists, which cannot
+/// tell which candidate label comes first in a given stream.
+async fn derived_service_names(
+    state: &AppState,
+    query: &str,
+    b: Bounds,
+    discovery: &logsql_ast::Discovery,
+) -> Result<BTreeSet<String>, ApiError> {
+    let mut values = BTreeSet::new();
+    for stream in fetch_values(state, Endpoint::Streams, query, b, None).await? {
+        let set = stream_labels(&stream, discovery)?;
+        if let Some((_, v)) = set.into_iter().find(|(k, _)| k == SERVICE_NAME) {
+            values.insert(v);
+        }
+    }
+    Ok(values)
 }
 
 /// Loki removes spaces (only spaces) before comparing with `{}`.
@@ -148,13 +205,16 @@ fn is_empty_selector(raw: &str) -> bool {
 }
 
 /// Lowers an optional stream selector to LogsQL; empty means every stream.
-fn selector_query(raw: &str) -> Result<String, ApiError> {
+/// `service_name` matchers select on the value `discovery` derives.
+fn selector_query(raw: &str, discovery: &logsql_ast::Discovery) -> Result<String, ApiError> {
     if raw.trim().is_empty() {
         return Ok("*".to_owned());
     }
     match logql_parser::parse(raw)? {
         Expr::Log(log) if log.pipeline.is_empty() => {
-            Ok(logsql_ast::lower_selector(&log.selector).to_string())
+            logsql_ast::lower_selector_with(&log.selector, discovery)
+                .map(|q| q.to_string())
+                .map_err(|e| ApiError::Unsupported(e.to_string()))
         }
         _ => Err(ApiError::BadRequest(ONLY_MATCHERS.to_owned())),
     }
@@ -231,11 +291,60 @@ mod tests {
 
     #[test]
     fn series_match_all() {
+        let off = logsql_ast::Discovery::default();
         let f = Form::from_pairs([("match[]", "{}")]);
-        assert_eq!(series_queries(&f).unwrap(), ["*"]);
-        assert_eq!(series_queries(&Form::default()).unwrap(), ["*"]);
+        assert_eq!(series_queries(&f, &off).unwrap(), ["*"]);
+        assert_eq!(series_queries(&Form::default(), &off).unwrap(), ["*"]);
         let f = Form::from_pairs([("match", "{ }"), ("match[]", "{ }")]);
-        assert_eq!(series_queries(&f).unwrap(), ["*"]);
+        assert_eq!(series_queries(&f, &off).unwrap(), ["*"]);
+    }
+
+    fn app_then_job() -> logsql_ast::Discovery {
+        logsql_ast::Discovery {
+            service_name_labels: vec!["app".into(), "job".into()],
+            log_levels: true,
+        }
+    }
+
+    #[test]
+    fn service_name_selectors_match_the_derived_value() {
+        let sel = r#"{service_name="api", env="p"}"#;
+        assert_eq!(
+            selector_query(sel, &logsql_ast::Discovery::default()).unwrap(),
+            r#"{service_name="api", env="p"}"#
+        );
+        let f = Form::from_pairs([("match[]", sel)]);
+        assert_eq!(
+            series_queries(&f, &app_then_job()).unwrap(),
+            [concat!(
+                r#"{env="p"} and ({service_name="api"} or {service_name="", app="api"} "#,
+                r#"or {service_name="", app="", job="api"})"#
+            )]
+        );
+    }
+
+    #[test]
+    fn stream_labels_get_the_derived_service_name() {
+        let d = app_then_job();
+        let l = stream_labels(r#"{job="j",k8s.ns="n"}"#, &d).unwrap();
+        let want = |p: &[(&str, &str)]| -> Vec<(String, String)> {
+            p.iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        assert_eq!(
+            l,
+            want(&[("job", "j"), ("k8s_ns", "n"), ("service_name", "j")])
+        );
+        let l = stream_labels(r#"{app="a",service_name="s"}"#, &d).unwrap();
+        assert_eq!(l, want(&[("app", "a"), ("service_name", "s")]));
+        let l = stream_labels(r#"{env="x"}"#, &d).unwrap();
+        assert_eq!(
+            l,
+            want(&[("env", "x"), ("service_name", "unknown_service")])
+        );
+        let off = stream_labels(r#"{env="x"}"#, &logsql_ast::Discovery::default()).unwrap();
+        assert_eq!(off, want(&[("env", "x")]));
     }
 
     #[test]

@@ -102,7 +102,11 @@ fn parse(form: &Form, headers: &HeaderMap, tenant: &Tenant) -> Result<Session, A
                 .to_owned(),
         ));
     }
-    let plan = logsql_ast::lower_log(&log).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    // As a log query: selectors and filters see the labels discovery
+    // synthesizes, and the plan carries the settings to the encoders.
+    let discovery = crate::drilldown::discovery::flags::current();
+    let plan = logsql_ast::lower_log_with(&log, &discovery)
+        .map_err(|e| ApiError::Unsupported(e.to_string()))?;
     let categorize = headers
         .get_all(ENCODING_FLAGS)
         .iter()

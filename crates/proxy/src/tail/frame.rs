@@ -3,7 +3,9 @@
 //! Entries go through the `query_range` encoders (plain or with proxy-side
 //! pipeline stages) so a tail shows the same labels as a query; the answer
 //! is then split into one `streams` element per entry, in time order, which
-//! is how Loki's tailer sends them.
+//! is how Loki's tailer sends them. With label discovery on, entries carry
+//! `service_name` and `detected_level` exactly as a `query_range` answer
+//! does (the plan records the settings).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -13,7 +15,8 @@ use logsql_ast::LogPlan;
 use serde_json::Value;
 
 use crate::direction::Direction;
-use crate::encode::streams::{StreamsOptions, encode_streams};
+use crate::drilldown::discovery::SERVICE_NAME;
+use crate::encode::streams::{StreamsOptions, encode_streams_discovered};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::time::parse_rfc3339_nanos;
 use crate::pipeline::Pipeline;
@@ -68,6 +71,20 @@ impl Dropped {
         }
         Some(Self { ts, labels })
     }
+
+    /// Adds the `service_name` `discovery` derives, which Loki's dropped
+    /// entries carry as the stream label it stored.
+    pub fn discover(&mut self, discovery: &logsql_ast::Discovery) {
+        if !discovery.service_name() || self.labels.contains_key(SERVICE_NAME) {
+            return;
+        }
+        let name = crate::drilldown::discovery::derive_service_name(
+            discovery.service_name_labels.iter().map(String::as_str),
+            |n| self.labels.get(n).map(String::as_str),
+        )
+        .to_owned();
+        self.labels.insert(SERVICE_NAME.to_owned(), name);
+    }
 }
 
 /// Turns batches of NDJSON lines into frame entries for one tail.
@@ -76,6 +93,7 @@ pub struct Encoder {
     pipeline: Option<Pipeline>,
     parsed_prefix: Option<&'static str>,
     categorize: bool,
+    discovery: logsql_ast::Discovery,
 }
 
 impl Encoder {
@@ -85,7 +103,11 @@ impl Encoder {
     /// The pipeline's error text when its proxy stages are invalid.
     pub fn new(plan: &LogPlan, categorize: bool) -> Result<Self, String> {
         let pipeline = if plan.has_proxy_stages() {
-            Some(Pipeline::new(&plan.proxy_stages).map_err(|e| e.to_string())?)
+            Some(
+                Pipeline::new(&plan.proxy_stages)
+                    .map_err(|e| e.to_string())?
+                    .discovering(plan.discovery.clone()),
+            )
         } else {
             None
         };
@@ -93,6 +115,7 @@ impl Encoder {
             pipeline,
             parsed_prefix: plan.parsed_prefix,
             categorize,
+            discovery: plan.discovery.clone(),
         })
     }
 
@@ -133,7 +156,8 @@ impl Encoder {
                     parsed_prefix: self.parsed_prefix,
                 };
                 let mut out = Vec::with_capacity(ndjson.len() + 512);
-                encode_streams(&mut ndjson, &opts, &mut out).map_err(|e| e.to_string())?;
+                encode_streams_discovered(&mut ndjson, &opts, &self.discovery, &mut out)
+                    .map_err(|e| e.to_string())?;
                 out
             }
         };
@@ -259,6 +283,72 @@ mod tests {
         assert_eq!(v["streams"][0]["values"][0][1], "first level=error");
         assert_eq!(v["streams"][0]["values"][0][2]["parsed"]["level"], "error");
         assert_eq!(v["encodingFlags"][0], "categorize-labels");
+    }
+
+    fn discovering(q: &str) -> LogPlan {
+        let logql_parser::Expr::Log(e) = logql_parser::parse(q).unwrap() else {
+            panic!("not a log query")
+        };
+        let d = logsql_ast::Discovery {
+            service_name_labels: vec!["service".into(), "app".into()],
+            log_levels: true,
+        };
+        logsql_ast::lower_log_with(&e, &d).unwrap()
+    }
+
+    #[tokio::test]
+    async fn discovered_labels_as_in_a_log_answer() {
+        let mut enc = Encoder::new(&discovering(r#"{service_name=~"a|b"}"#), false).unwrap();
+        let entries = enc.entries(BytesMut::from(ROWS)).await.unwrap();
+        assert_eq!(
+            write_frame(&entries, &[], false),
+            concat!(
+                r#"{"streams":[{"stream":{"app":"a","detected_level":"error","service_name":"a","trace_id":"t1"},"values":[["1767225601000000000","first level=error"]]},"#,
+                r#"{"stream":{"app":"b","detected_level":"unknown","service_name":"b"},"values":[["1767225602000000000","second"]]}]}"#
+            )
+        );
+        // Categorized: `detected_level` is structured metadata, `service_name` a stream label.
+        let mut enc = Encoder::new(&discovering(r#"{service_name=~"a|b"}"#), true).unwrap();
+        let entries = enc.entries(BytesMut::from(ROWS)).await.unwrap();
+        let v: Value = serde_json::from_str(&write_frame(&entries, &[], true)).unwrap();
+        assert_eq!(
+            v["streams"][0]["stream"],
+            serde_json::json!({"app": "a", "service_name": "a"})
+        );
+        assert_eq!(
+            v["streams"][0]["values"][0][2]["structuredMetadata"],
+            serde_json::json!({"detected_level": "error", "trace_id": "t1"})
+        );
+        // Proxy-side stages see and keep the synthesized labels.
+        let mut enc = Encoder::new(
+            &discovering(r#"{service_name=~"a|b"} | detected_level="unknown""#),
+            false,
+        )
+        .unwrap();
+        let entries = enc.entries(BytesMut::from(ROWS)).await.unwrap();
+        assert_eq!(
+            write_frame(&entries, &[], false),
+            r#"{"streams":[{"stream":{"app":"b","detected_level":"unknown","service_name":"b"},"values":[["1767225602000000000","second"]]}]}"#
+        );
+    }
+
+    #[test]
+    fn dropped_entries_get_the_derived_service_name() {
+        let line = ROWS.lines().next().unwrap();
+        let mut d = Dropped::from_line(line.as_bytes()).unwrap();
+        d.discover(&logsql_ast::Discovery::default());
+        assert_eq!(d.labels.len(), 1);
+        d.discover(&discovering("{app=\"b\"}").discovery);
+        let want: BTreeMap<String, String> = [("app", "b"), ("service_name", "b")]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .into();
+        assert_eq!(d.labels, want);
+        let mut none = Dropped {
+            ts: 1,
+            labels: [("env".to_owned(), "x".to_owned())].into(),
+        };
+        none.discover(&discovering("{app=\"b\"}").discovery);
+        assert_eq!(none.labels["service_name"], "unknown_service");
     }
 
     #[test]

@@ -112,7 +112,7 @@ pub async fn run(
                     return;
                 }
                 // Drops noticed while no entry got through are reported without waiting for one.
-                let lost = take_dropped(&dropped);
+                let lost = take_dropped(&dropped, &s.plan.discovery);
                 if !lost.is_empty() {
                     let frame = write_frame(&[], &lost, categorize);
                     if socket.send(Message::Text(frame.into())).await.is_err() {
@@ -146,7 +146,7 @@ pub async fn run(
                         Err(e) => return close(&mut socket, &e).await,
                     }
                 };
-                let lost = take_dropped(&dropped);
+                let lost = take_dropped(&dropped, &s.plan.discovery);
                 if !entries.is_empty() || !lost.is_empty() {
                     let frame = write_frame(&entries, &lost, categorize);
                     if socket.send(Message::Text(frame.into())).await.is_err() {
@@ -273,8 +273,13 @@ async fn read_lines(
     }
 }
 
-fn take_dropped(dropped: &Mutex<Vec<Dropped>>) -> Vec<Dropped> {
-    std::mem::take(&mut *dropped.lock().unwrap_or_else(|p| p.into_inner()))
+/// The entries dropped since the last frame, labelled as Loki reports them.
+fn take_dropped(dropped: &Mutex<Vec<Dropped>>, discovery: &logsql_ast::Discovery) -> Vec<Dropped> {
+    let mut lost = std::mem::take(&mut *dropped.lock().unwrap_or_else(|p| p.into_inner()));
+    for d in &mut lost {
+        d.discover(discovery);
+    }
+    lost
 }
 
 /// Sends close 1011 with `reason` (cut to what a close frame holds).
