@@ -1,24 +1,30 @@
 //! Metric queries (`query_range` and `query` with a metric expression).
 //!
 //! Each range aggregation is lowered to a bucketed `stats` request
-//! ([`logsql_ast::lower_range`]); buckets are `gcd(range, step)` wide and
+//! ([`logsql_ast::RangePlan::lower`]); buckets are `gcd(range, step)` wide and
 //! aligned so that Loki's `(t − range, t]` windows are exact unions of them.
 //! The proxy combines buckets per window and evaluates the vector operators
 //! ([`crate::metric`]). Raw values are fetched only for quantile, first,
 //! last and `rate_counter`, limited to [`MAX_RAW_SAMPLES`].
+//!
+//! With discovery on, selectors see the derived `service_name`; series
+//! needing it are counted per stream and mapped
+//! ([`crate::metric::discovered`]), series needing `detected_level` are
+//! counted from rows (at most [`MAX_ROWS`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use axum::response::Response;
 use logql_parser::{MatchOp, MetricExpr, RangeOp};
-use logsql_ast::{RangePlan, bucket_offset, lower_range};
+use logsql_ast::{MetricPipe, RangePlan, bucket_offset};
 
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::encode::stats::Summary;
 use crate::error::ApiError;
 use crate::labels::sanitize_label_name;
+use crate::metric::discovered::{self, Derived};
 use crate::metric::eval::{self, Order};
 use crate::metric::plan::{self, Need, RangeInput};
 use crate::metric::window::{self, WindowSpec};
@@ -145,9 +151,14 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
     if range <= 0 {
         return Err(ApiError::BadRequest("range must be positive".into()));
     }
-    let Ok(plan) = lower_range(r) else {
+    let discovery = crate::drilldown::discovery::flags::current();
+    let derived = Derived::of(&input.need, &discovery);
+    let plan = match RangePlan::lower(r, &discovery) {
+        // `detected_level` is per entry, and raw values are not grouped by
+        // stream: counted from rows, which synthesize the labels.
+        Ok(plan) if !derived.level && !(derived.service_name && plan.needs_raw()) => plan,
         // Stages VictoriaLogs cannot count exactly: the proxy runs them.
-        return fetch_rows(state, input, grid, range, offset).await;
+        _ => return fetch_rows(state, input, grid, range, offset, &discovery).await,
     };
     let spec = WindowSpec {
         op: r.op,
@@ -171,6 +182,13 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
             .filter(|f| *f != u.label && sanitize_label_name(f) != u.label.as_str())
             .collect(),
         None => by,
+    };
+    // VictoriaLogs cannot group by the derived `service_name`: group by
+    // stream and derive it per group (exact, it is a function of the stream).
+    let by = if derived.service_name {
+        discovered::stream_grouping(by)
+    } else {
+        by
     };
     let grouping = r.grouping.as_ref();
     if plan.needs_raw() {
@@ -198,7 +216,12 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
     }
     let q = plan.stats_query(bucket, bucket_offset(grid.start - offset, bucket), &by);
     let mut body = post(state, &q, vl_start, vl_end).await?;
-    let series = buckets::decode(&mut body, bucket, grouping)?;
+    let series = if derived.service_name {
+        let series = buckets::decode_by_stream(&mut body, bucket)?;
+        discovered::with_service_name(series, &discovery, grouping)?
+    } else {
+        buckets::decode(&mut body, bucket, grouping)?
+    };
     if r.op == RangeOp::AbsentOverTime {
         return Ok(window::absent(&series, grid, &spec, absent_labels(r)));
     }
@@ -213,15 +236,25 @@ async fn fetch_rows(
     grid: &Grid,
     range: i64,
     offset: i64,
+    discovery: &logsql_ast::Discovery,
 ) -> Result<Matrix, ApiError> {
     let r = input.agg;
-    let plan =
-        logsql_ast::lower_log(&r.range.log).map_err(|e| ApiError::Unsupported(e.to_string()))?;
-    let mut query = plan.query;
-    query.pipes.push(logsql_ast::Pipe::Limit(MAX_ROWS + 1));
+    let plan = logsql_ast::lower_log_with(&r.range.log, discovery)
+        .map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let mut q = plan.query.to_string();
+    // Nothing runs in the proxy but the synthesized labels: read only the
+    // fields they and the needed labels come from.
+    if let (Need::Only(labels), true, None) =
+        (&input.need, plan.proxy_stages.is_empty(), &r.range.unwrap)
+    {
+        q.push_str(" | ");
+        q.push_str(&MetricPipe::Fields(discovered::row_fields(labels)).to_string());
+    }
+    q.push_str(" | ");
+    q.push_str(&logsql_ast::Pipe::Limit(MAX_ROWS + 1).to_string());
     let vl_start = grid.start - offset - range + 1;
     let vl_end = grid.last() - offset;
-    let mut body = post(state, &query.to_string(), vl_start, vl_end).await?;
+    let mut body = post(state, &q, vl_start, vl_end).await?;
     let lines = body.iter().filter(|&&b| b == b'\n').count() as u64;
     if lines > MAX_ROWS {
         return Err(ApiError::Unsupported(format!(
@@ -244,6 +277,7 @@ async fn fetch_rows(
             }
             _ => None,
         },
+        discovery,
     };
     let post_filters = unwrap
         .map(|u| u.post_filters.as_slice())

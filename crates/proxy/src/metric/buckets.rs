@@ -100,6 +100,26 @@ pub fn decode(
     bucket_ns: i64,
     grouping: Option<&Grouping>,
 ) -> Result<Vec<BucketSeries>, EngineError> {
+    decode_rows(body, bucket_ns, grouping, false)
+}
+
+/// Decodes a `stats by (_time:…, …, _stream)` answer as [`decode`] does,
+/// keeping each row's stream as a `_stream` label (the NDJSON decoder
+/// reads `_stream` apart from the other fields) for
+/// [`super::discovered::with_service_name`].
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_by_stream(body: &mut [u8], bucket_ns: i64) -> Result<Vec<BucketSeries>, EngineError> {
+    decode_rows(body, bucket_ns, None, true)
+}
+
+fn decode_rows(
+    body: &mut [u8],
+    bucket_ns: i64,
+    grouping: Option<&Grouping>,
+    keep_stream: bool,
+) -> Result<Vec<BucketSeries>, EngineError> {
     let mut rows = Rows::new();
     Decoder::new()
         .decode(body, &mut rows)
@@ -123,13 +143,20 @@ pub fn decode(
             };
             *slot = parse_number(value)?;
         }
-        let labels = project(labels_of(fields.iter().copied()), grouping);
+        let stream = keep_stream.then_some((super::discovered::STREAM_FIELD, row.stream));
+        let labels = project(labels_of(fields.iter().copied().chain(stream)), grouping);
         by_labels
             .entry(labels)
             .or_default()
             .push((row.time_ns + bucket_ns - 1, st));
     }
-    Ok(by_labels
+    Ok(merge(by_labels))
+}
+
+/// Merges buckets per label set: buckets with the same end combine
+/// ([`Stats::merge`]), series come out ordered by labels.
+pub fn merge(by_labels: BTreeMap<Labels, Vec<(i64, Stats)>>) -> Vec<BucketSeries> {
+    by_labels
         .into_iter()
         .map(|(labels, mut buckets)| {
             buckets.sort_by_key(|b| b.0);
@@ -145,7 +172,7 @@ pub fn decode(
                 buckets: merged,
             }
         })
-        .collect())
+        .collect()
 }
 
 /// Parses a number as VictoriaLogs prints it (`12`, `1.5e+06`, `NaN`, `Inf`, `-Inf`).

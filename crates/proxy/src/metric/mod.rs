@@ -12,6 +12,7 @@
 pub mod aggregate;
 pub mod binary;
 pub mod buckets;
+pub mod discovered;
 pub mod error;
 pub mod eval;
 pub mod grid;

@@ -6,7 +6,9 @@
 //! Each sample becomes a bucket that ends at its own timestamp, so
 //! [`crate::metric::window`] computes exact `(t − range, t]` windows.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
 
 use logql_parser::{Grouping, LabelFilter, RangeOp, Stage, UnwrapConversion};
 
@@ -18,6 +20,7 @@ use super::series::{Labels, normalize};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows};
 use crate::pipeline::Pipeline;
+use crate::pipeline::discovered::{with_detected_level, with_service_name};
 use crate::pipeline::label_filter::{parse_bytes, parse_float};
 use crate::pipeline::labels::{Category, ERROR, ERROR_DETAILS};
 
@@ -37,6 +40,10 @@ pub struct Extract<'a> {
     /// hints: the range aggregation's own `by (…)` or the one a parent
     /// `sum by (…)` pushes down (Loki's `canInjectVectorGrouping`).
     pub hint_groups: Option<&'a [String]>,
+    /// The labels Loki's ingest would have added, synthesized per entry
+    /// before the stages run (`service_name` on the stream,
+    /// `detected_level` in the metadata), as for log queries.
+    pub discovery: &'a logsql_ast::Discovery,
 }
 
 /// Whether Loki's parser hints decide which parsed labels a failed sample
@@ -106,8 +113,9 @@ pub fn extract(
     post: &[LabelFilter],
     ex: &Extract<'_>,
 ) -> Result<Samples, EngineError> {
-    let mut pipeline =
-        Pipeline::new(stages).map_err(|e| EngineError::Unsupported(e.to_string()))?;
+    let mut pipeline = Pipeline::new(stages)
+        .map_err(|e| EngineError::Unsupported(e.to_string()))?
+        .discovering(ex.discovery.clone());
     // `__error__` filters after unwrap read the conversion error, which the
     // proxy sets itself; the other post filters run as a pipeline.
     let (err_filters, other): (Vec<&LabelFilter>, Vec<&LabelFilter>) = post
@@ -132,27 +140,39 @@ pub fn extract(
     let mut first_error: Option<(i64, String, String)> = None;
     let hints = hints_apply(stages, post);
     let mut parsed_names: Vec<String> = Vec::new();
+    // Loki-named stream labels (with a derived `service_name`), once per stream.
+    let mut streams: HashMap<&str, Vec<(String, String)>> = HashMap::new();
     for row in &rows.rows {
-        let stream = parse_stream(row.stream).map_err(|e| EngineError::Backend(e.to_string()))?;
-        let stream_names: Vec<String> = stream
-            .iter()
-            .map(|(n, _)| sanitize_label_name(n).into_owned())
-            .collect();
-        let stream_iter = stream_names
-            .iter()
-            .zip(stream.iter())
-            .map(|(n, (_, v))| (n.as_str(), v.as_ref()));
+        let stream: &[(String, String)] = match streams.entry(row.stream) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let parsed =
+                    parse_stream(row.stream).map_err(|e| EngineError::Backend(e.to_string()))?;
+                let mut v: Vec<(String, String)> = parsed
+                    .iter()
+                    .map(|(n, v)| (sanitize_label_name(n).into_owned(), v.to_string()))
+                    .collect();
+                v.sort();
+                with_service_name(&mut v, ex.discovery);
+                e.insert(v)
+            }
+        };
         let fields = rows.fields_of(row);
-        let meta_names: Vec<String> = fields
+        let mut meta: Vec<(Cow<'_, str>, &str)> = fields
             .iter()
-            .map(|(n, _)| sanitize_label_name(n).into_owned())
+            .map(|(n, v)| (sanitize_label_name(n), *v))
+            .filter(|(n, _)| !stream.iter().any(|(k, _)| k == n))
             .collect();
-        let meta_iter = meta_names
-            .iter()
-            .zip(fields.iter())
-            .filter(|(n, _)| !stream_names.contains(n))
-            .map(|(n, (_, v))| (n.as_str(), *v));
-        if !pipeline.process(row.time_ns, row.msg, stream_iter, meta_iter) {
+        if ex.discovery.log_levels {
+            with_detected_level(stream, &mut meta, row.msg);
+        }
+        let kept = pipeline.process(
+            row.time_ns,
+            row.msg,
+            stream.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+            meta.iter().map(|(n, v)| (n.as_ref(), *v)),
+        );
+        if !kept {
             continue;
         }
         let mut labels: Labels = Vec::new();
@@ -332,6 +352,11 @@ fn error_matches(f: &LabelFilter, err: &str) -> bool {
 mod tests {
     use super::*;
 
+    static OFF: logsql_ast::Discovery = logsql_ast::Discovery {
+        service_name_labels: Vec::new(),
+        log_levels: false,
+    };
+
     fn stages(q: &str) -> (Vec<Stage>, Vec<LabelFilter>, logql_parser::RangeAggregation) {
         let logql_parser::Expr::Metric(logql_parser::MetricExpr::RangeAggregation(r)) =
             logql_parser::parse(q).unwrap()
@@ -368,6 +393,7 @@ mod tests {
             grouping: None,
             windows: None,
             hint_groups: None,
+            discovery: &OFF,
         };
         let mut body = BODY.as_bytes().to_vec();
         let s = extract(&mut body, &st, &post, &ex).unwrap();
@@ -393,6 +419,7 @@ mod tests {
             grouping: None,
             windows: None,
             hint_groups: None,
+            discovery: &OFF,
         };
         let mut body = BODY.as_bytes().to_vec();
         let err = extract(&mut body, &st, &post, &ex).unwrap_err();
@@ -412,6 +439,7 @@ mod tests {
             grouping: None,
             windows: None,
             hint_groups: None,
+            discovery: &OFF,
         };
         let mut body = BODY.as_bytes().to_vec();
         let mut s = extract(&mut body, &st, &post, &ex).unwrap();
@@ -444,6 +472,7 @@ mod tests {
             grouping: None,
             windows: Some((Grid::instant(2_000_000_000), 2_000_000_000, 0)),
             hint_groups: None,
+            discovery: &OFF,
         };
         let mut body = BODY.as_bytes().to_vec();
         assert!(extract(&mut body, &st, &post, &ex).is_ok());
@@ -468,6 +497,7 @@ mod tests {
             grouping: None,
             windows: None,
             hint_groups: None,
+            discovery: &OFF,
         };
         let mut body = BODY.as_bytes().to_vec();
         let s = extract(&mut body, &st, &post, &ex).unwrap();
@@ -481,6 +511,66 @@ mod tests {
     }
 
     #[test]
+    fn discovery_adds_service_name_and_detected_level_per_entry() {
+        let body = concat!(
+            r#"{"_time":"1970-01-01T00:00:01Z","_stream":"{app=\"api\"}","_msg":"level=error boom","app":"api"}"#,
+            "\n",
+            r#"{"_time":"1970-01-01T00:00:02Z","_stream":"{app=\"api\"}","_msg":"fine","app":"api","level":"WARNING"}"#,
+            "\n",
+            r#"{"_time":"1970-01-01T00:00:03Z","_stream":"{env=\"x\"}","_msg":"[ERROR] disk","env":"x"}"#,
+            "\n",
+            r#"{"_time":"1970-01-01T00:00:04Z","_stream":"{app=\"api\"}","_msg":"ERROR again","app":"api"}"#,
+            "\n",
+        );
+        let on = logsql_ast::Discovery {
+            service_name_labels: vec!["app".into()],
+            log_levels: true,
+        };
+        let (st, post, r) = stages(r#"count_over_time({app="api"} | detected_level="error" [1m])"#);
+        let g = Grouping {
+            without: false,
+            labels: vec!["service_name".into(), "detected_level".into()],
+        };
+        let ex = Extract {
+            op: r.op,
+            unwrap: None,
+            grouping: Some(&g),
+            windows: None,
+            hint_groups: None,
+            discovery: &on,
+        };
+        let mut b = body.as_bytes().to_vec();
+        let s = extract(&mut b, &st, &post, &ex).unwrap();
+        let got: Vec<(Labels, Vec<i64>)> = s
+            .buckets
+            .iter()
+            .map(|b| (b.labels.clone(), b.buckets.iter().map(|x| x.0).collect()))
+            .collect();
+        let l = |lvl: &str, svc: &str| -> Labels {
+            vec![
+                ("detected_level".to_owned(), lvl.to_owned()),
+                ("service_name".to_owned(), svc.to_owned()),
+            ]
+        };
+        // The filter on the synthesized label keeps the error entries only.
+        assert_eq!(
+            got,
+            vec![
+                (l("error", "api"), vec![1_000_000_000, 4_000_000_000]),
+                (l("error", "unknown_service"), vec![3_000_000_000]),
+            ]
+        );
+        // Without discovery nothing is synthesized: the filter reads a
+        // stored label, which no entry has.
+        let ex = Extract {
+            discovery: &OFF,
+            ..ex
+        };
+        let mut b = body.as_bytes().to_vec();
+        assert!(extract(&mut b, &st, &post, &ex).unwrap().buckets.is_empty());
+    }
+
+    #[test]
     fn hinted_conversion_error_names_only_hinted_parsed_labels() {
         let (st, post, r) = stages(r#"sum_over_time({app="a"} | json | unwrap took [1m])"#);
         let u = r.range.unwrap.as_ref().unwrap();
@@ -491,6 +581,7 @@ mod tests {
             grouping: None,
             windows: None,
             hint_groups: Some(&groups),
+            discovery: &OFF,
         };
         let mut body = BODY.as_bytes().to_vec();
         let err = extract(&mut body, &st, &post, &ex).unwrap_err().to_string();

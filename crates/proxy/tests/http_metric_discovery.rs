@@ -1,0 +1,214 @@
+//! Metric queries over the labels Loki's ingest adds (`service_name`,
+//! `detected_level`), end to end against a fake VictoriaLogs: what lokivl
+//! asks for and the series it answers.
+
+mod http_common;
+
+use axum::http::StatusCode;
+use http_common::*;
+use proxy::drilldown::discovery::flags::loki_defaults;
+use serde_json::json;
+
+const S: i64 = 1_000_000_000;
+
+async fn proxy_with(discovery: logsql_ast::Discovery, answers: Vec<(&str, Canned)>) -> Harness {
+    let vl = fake_vl(answers).await;
+    let mut settings = proxy::config::Settings::new(&format!("http://{}", vl.addr)).unwrap();
+    settings.discovery = discovery;
+    let base = start_proxy(settings).await;
+    Harness { base, vl }
+}
+
+/// A range query over steps 960 s, 1020 s and 1080 s.
+async fn range(base: &str, query: &str) -> Answer {
+    let (start, end) = ((960 * S).to_string(), (1080 * S).to_string());
+    get(&format!(
+        "{base}/loki/api/v1/query_range?{}",
+        qs(&[
+            ("query", query),
+            ("start", &start),
+            ("end", &end),
+            ("step", "60"),
+        ])
+    ))
+    .await
+}
+
+fn queries(h: &Harness) -> Vec<String> {
+    h.vl.requests()
+        .iter()
+        .filter(|r| r.path == "/select/logsql/query")
+        .map(|r| r.get("query").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn sum_by_service_name_groups_by_stream_and_maps_each() {
+    // Buckets (900 s, 960 s] and (960 s, 1020 s], one row per stream.
+    let stats = concat!(
+        r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"api\"}","__lokivl_c":"3"}"#,
+        "\n",
+        r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"x\",service=\"api\"}","__lokivl_c":"2"}"#,
+        "\n",
+        r#"{"_time":"1970-01-01T00:16:00.000000001Z","_stream":"{env=\"p\"}","__lokivl_c":"4"}"#,
+        "\n",
+        r#"{"_time":"1970-01-01T00:16:00.000000001Z","_stream":"{app=\"db\",service_name=\"web\"}","__lokivl_c":"1"}"#,
+        "\n",
+    );
+    let h = proxy_with(
+        loki_defaults(),
+        vec![("/select/logsql/query", Canned::ok(stats))],
+    )
+    .await;
+    let a = range(
+        &h.base,
+        r#"sum by (service_name) (count_over_time({service_name=~".+"}[1m]))"#,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(
+        a.json()["data"]["result"],
+        json!([
+            {"metric": {"service_name": "api"}, "values": [[960, "5"]]},
+            {"metric": {"service_name": "unknown_service"}, "values": [[1020, "4"]]},
+            {"metric": {"service_name": "web"}, "values": [[1020, "1"]]},
+        ])
+    );
+    let q = queries(&h);
+    assert_eq!(q.len(), 1, "{q:?}");
+    // The selector reads the derived name; the grouping is the stream.
+    assert!(
+        q[0].starts_with(r#"{service_name=~".+"} or {service_name="", service=~".+"} or "#),
+        "{}",
+        q[0]
+    );
+    assert!(
+        q[0].ends_with(
+            r#" | stats by (_time:60000000000ns offset 1ns, _stream) count() "__lokivl_c""#
+        ),
+        "{}",
+        q[0]
+    );
+}
+
+/// Rows of service `api`: levels from the line (none in `all good`), a level field and the line again.
+const ROWS: &str = concat!(
+    r#"{"_time":"1970-01-01T00:15:50Z","_stream":"{app=\"api\"}","_msg":"level=error boom","app":"api"}"#,
+    "\n",
+    r#"{"_time":"1970-01-01T00:15:55Z","_stream":"{app=\"api\"}","_msg":"all good","app":"api"}"#,
+    "\n",
+    r#"{"_time":"1970-01-01T00:16:40Z","_stream":"{app=\"api\"}","_msg":"fine","app":"api","level":"WRN"}"#,
+    "\n",
+    r#"{"_time":"1970-01-01T00:16:45Z","_stream":"{app=\"api\"}","_msg":"[ERROR] disk","app":"api"}"#,
+    "\n",
+);
+
+#[tokio::test]
+async fn sum_by_detected_level_counts_bounded_rows() {
+    let h = proxy_with(
+        loki_defaults(),
+        vec![("/select/logsql/query", Canned::ok(ROWS))],
+    )
+    .await;
+    let a = range(
+        &h.base,
+        r#"sum by (detected_level) (count_over_time({service_name="api"} | drop __error__ [1m]))"#,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(
+        a.json()["data"]["result"],
+        json!([
+            {"metric": {"detected_level": "error"}, "values": [[960, "1"], [1020, "1"]]},
+            {"metric": {"detected_level": "unknown"}, "values": [[960, "1"]]},
+            {"metric": {"detected_level": "warn"}, "values": [[1020, "1"]]},
+        ])
+    );
+    let q = queries(&h);
+    assert_eq!(q.len(), 1, "{q:?}");
+    assert!(q[0].starts_with(r#"{service_name="api"} or "#), "{}", q[0]);
+    // Only the fields the level and the grouping come from, and a bound.
+    assert!(
+        q[0].contains(r#" | fields _time, _msg, _stream, "detected_level", "level", "#)
+            || q[0].contains(r#" | fields _time, _msg, _stream, detected_level, level, "#),
+        "{}",
+        q[0]
+    );
+    assert!(q[0].ends_with(" | limit 500001"), "{}", q[0]);
+}
+
+#[tokio::test]
+async fn without_discovery_detected_level_is_a_stored_field() {
+    let h = harness(vec![("/select/logsql/query", Canned::ok(""))]).await;
+    let a = range(
+        &h.base,
+        r#"sum by (detected_level) (count_over_time({service_name="api"}[1m]))"#,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let q = queries(&h);
+    assert_eq!(
+        q,
+        vec![
+            r#"{service_name="api"} | stats by (_time:60000000000ns offset 1ns, "detected_level") count() "__lokivl_c""#
+                .to_owned()
+        ]
+    );
+}
+
+#[tokio::test]
+async fn series_without_by_carry_the_synthesized_labels() {
+    // Levels on: every entry has `detected_level`, so the series split by it.
+    let h = proxy_with(
+        loki_defaults(),
+        vec![("/select/logsql/query", Canned::ok(ROWS))],
+    )
+    .await;
+    let a = range(&h.base, r#"count_over_time({app="api"}[1m])"#).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let metrics: Vec<serde_json::Value> = a.json()["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["metric"].clone())
+        .collect();
+    assert_eq!(
+        metrics,
+        vec![
+            json!({"app": "api", "detected_level": "error", "service_name": "api"}),
+            json!({"app": "api", "detected_level": "unknown", "service_name": "api"}),
+            json!({"app": "api", "detected_level": "warn", "level": "WRN", "service_name": "api"}),
+        ]
+    );
+
+    // Levels off: counted in VictoriaLogs per stream, `service_name` added.
+    let stats = concat!(
+        r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"api\"}","app":"api","__lokivl_c":"3"}"#,
+        "\n",
+    );
+    let fields = r#"{"values":[{"value":"_msg","hits":3},{"value":"app","hits":3},{"value":"_stream","hits":3}]}"#;
+    let mut only_names = loki_defaults();
+    only_names.log_levels = false;
+    let h = proxy_with(
+        only_names,
+        vec![
+            ("/select/logsql/query", Canned::ok(stats)),
+            ("/select/logsql/field_names", Canned::ok(fields)),
+        ],
+    )
+    .await;
+    let a = range(&h.base, r#"count_over_time({app="api"}[1m])"#).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(
+        a.json()["data"]["result"],
+        json!([{"metric": {"app": "api", "service_name": "api"}, "values": [[960, "3"]]}])
+    );
+    let q = queries(&h);
+    assert!(
+        q[0].ends_with(
+            r#" | stats by (_time:60000000000ns offset 1ns, "app", _stream) count() "__lokivl_c""#
+        ),
+        "{}",
+        q[0]
+    );
+}
