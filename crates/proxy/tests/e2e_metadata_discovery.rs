@@ -161,6 +161,33 @@ async fn metadata_and_tail_show_service_name_on_real_victorialogs() {
             "values": [[ns(1), "level=error boom"]],
         }]})
     );
+    // Live entries go through VictoriaLogs' tail with the rewritten selector
+    // (`service` wins over `app`: this stream's service_name is `api`).
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+        .to_string();
+    vl.ingest(
+        json!({"streams": [
+            {"stream": {"service": "api", "app": "x"}, "values": [[now, "[WARN] live"]]},
+            {"stream": {"app": "other"}, "values": [[now, "not selected"]]},
+        ]})
+        .to_string(),
+    )
+    .await;
+    let live = tokio::time::timeout(Duration::from_secs(5), next_text(&mut ws))
+        .await
+        .expect("live frame");
+    let v: Value = serde_json::from_str(&live).unwrap();
+    assert_eq!(
+        v,
+        json!({"streams": [{
+            "stream": {"app": "x", "detected_level": "warn", "service": "api", "service_name": "api"},
+            "values": [[now, "[WARN] live"]],
+        }]})
+    );
     let _ = ws.close(None).await;
 
     // Switched off: stored labels only.
