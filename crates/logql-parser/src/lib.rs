@@ -7,6 +7,10 @@
 //! assert_eq!(expr.to_string(), r#"{app="api"} |= "error""#);
 //! ```
 
+// pest is built without `std` (no per-call stack probe, see the root
+// Cargo.toml), and its derived parsers then name `::alloc::boxed::Box`.
+extern crate alloc;
+
 mod ast;
 mod build;
 mod bytes;

@@ -18,7 +18,13 @@ pub const MAX_NESTING_DEPTH: usize = 128;
 pub const MAX_OPERATORS: usize = 1024;
 
 /// Rejects input nested deeper than [`MAX_NESTING_DEPTH`], in one linear scan.
+///
+/// Every level is one bracket byte, so an input no longer than the limit
+/// cannot exceed it and is not scanned.
 pub(crate) fn check_nesting(input: &str) -> Result<(), ParseError> {
+    if input.len() <= MAX_NESTING_DEPTH {
+        return Ok(());
+    }
     let b = input.as_bytes();
     let (mut depth, mut i) = (0usize, 0usize);
     while i < b.len() {
