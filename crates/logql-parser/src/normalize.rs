@@ -13,10 +13,7 @@ use std::borrow::Cow;
 /// The text pest parses: `input` itself unless it has tabs, newlines,
 /// carriage returns or comments, else a copy with those turned into spaces.
 pub(crate) fn spaced(input: &str) -> Cow<'_, str> {
-    if !input
-        .bytes()
-        .any(|b| matches!(b, b'\t' | b'\n' | b'\r' | b'#'))
-    {
+    if !maybe_spaced(input.as_bytes()) {
         return Cow::Borrowed(input);
     }
     let mut out = input.as_bytes().to_vec();
@@ -58,6 +55,29 @@ pub(crate) fn spaced(input: &str) -> Cow<'_, str> {
     }
 }
 
+/// Whether `b` may hold a byte `spaced` replaces: false means it has no
+/// control character and no `#`. Checks eight bytes per step, since every
+/// query is scanned and nearly none has such a byte.
+fn maybe_spaced(b: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const SPACES: u64 = u64::from_ne_bytes([0x20; 8]);
+    const HASHES: u64 = u64::from_ne_bytes([b'#'; 8]);
+    // Some byte of `x` is below `n` (`n` times ONES), for bytes below 0x80;
+    // bytes at or above 0x80 may be reported too, which only costs a copy.
+    let below = |x: u64, n: u64| x.wrapping_sub(n) & !x & HIGHS != 0;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_ne_bytes(w);
+        if below(x, SPACES) || below(x ^ HASHES, ONES) {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&c| c < 0x20 || c == b'#')
+}
+
 /// The index just past the next `end` byte at or after `from` (or the end).
 fn skip_past(b: &[u8], from: usize, end: u8) -> usize {
     b[from.min(b.len())..]
@@ -68,7 +88,25 @@ fn skip_past(b: &[u8], from: usize, end: u8) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::spaced;
+    use super::{maybe_spaced, spaced};
+
+    #[test]
+    fn quick_check_finds_every_replaced_byte() {
+        for len in 0..20 {
+            let plain = "a".repeat(len);
+            assert!(!maybe_spaced(plain.as_bytes()), "{len}");
+            assert!(!maybe_spaced(
+                format!("{plain}{{x=\"ü\"}} ~!@$%^&*()").as_bytes()
+            ));
+            for pos in 0..len {
+                for b in [b'\t', b'\n', b'\r', b'#'] {
+                    let mut v = plain.clone().into_bytes();
+                    v[pos] = b;
+                    assert!(maybe_spaced(&v), "{len} {pos} {b}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn spaces_whitespace_and_comments_outside_literals() {

@@ -47,6 +47,10 @@ fn metric_expr(input: &str, p: Pair<'_, Rule>) -> Built<Node> {
         return Err(ParseError::Semantic("empty expression".into()));
     };
     let lhs = operand(input, first)?;
+    // Most expressions are one operand: no operator list to build.
+    if it.peek().is_none() {
+        return Ok(lhs);
+    }
     let mut rest = Vec::new();
     while let (Some(op), Some(rhs)) = (it.next(), it.next()) {
         rest.push((infix(op)?, rhs));
@@ -56,6 +60,16 @@ fn metric_expr(input: &str, p: Pair<'_, Rule>) -> Built<Node> {
 }
 
 type Infix = (BinaryOp, BinaryModifier);
+
+/// An operator name in lower case, copied only when it has upper-case letters
+/// (keywords are case-insensitive, but nearly always written in lower case).
+fn lower(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
 
 fn prec(op: BinaryOp) -> (u8, bool) {
     use BinaryOp::*;
@@ -280,7 +294,7 @@ fn vector_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
     for c in p.into_inner() {
         match c.as_rule() {
             Rule::vector_op => {
-                op = VectorOp::from_name(&c.as_str().to_ascii_lowercase()).unwrap_or(VectorOp::Sum)
+                op = VectorOp::from_name(&lower(c.as_str())).unwrap_or(VectorOp::Sum)
             }
             Rule::number => param = Some(c.as_str().to_string()),
             Rule::metric_expr => inner_pair = Some(c),
@@ -338,9 +352,7 @@ fn range_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
     let (mut op, mut param, mut range, mut group) = (RangeOp::Rate, None, None, None);
     for c in p.into_inner() {
         match c.as_rule() {
-            Rule::range_op => {
-                op = RangeOp::from_name(&c.as_str().to_ascii_lowercase()).unwrap_or(RangeOp::Rate)
-            }
+            Rule::range_op => op = RangeOp::from_name(&lower(c.as_str())).unwrap_or(RangeOp::Rate),
             Rule::number => param = Some(c.as_str().to_string()),
             Rule::log_range => range = Some(log_range(input, c)?),
             Rule::grouping => group = Some(grouping(c)?),
@@ -414,10 +426,10 @@ fn log_range(input: &str, p: Pair<'_, Rule>) -> Built<LogRange> {
             Rule::pipeline => stages = pipeline(input, c)?,
             Rule::range => {
                 let start = c.as_span().start();
-                let body = c
-                    .into_inner()
-                    .next()
-                    .map(|b| b.as_str())
+                let text = c.as_str();
+                let body = text
+                    .strip_prefix('[')
+                    .and_then(|t| t.strip_suffix(']'))
                     .unwrap_or_default();
                 // Loki reports a range error at line 0 (a multi-character scan).
                 let d = Duration::parse_prometheus(body).map_err(|msg| ParseError::Syntax {
