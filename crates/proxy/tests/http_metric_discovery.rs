@@ -4,6 +4,8 @@
 
 mod http_common;
 
+use std::sync::{Arc, Mutex};
+
 use axum::http::StatusCode;
 use http_common::*;
 use proxy::drilldown::discovery::flags::loki_defaults;
@@ -103,38 +105,89 @@ const ROWS: &str = concat!(
     "\n",
 );
 
+/// Counts of entries with a level field, as VictoriaLogs answers the
+/// stats request grouped by stream and level fields.
+const LEVEL_STATS: &str = concat!(
+    r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"api\"}","level":"ERR","__lokivl_c":"2"}"#,
+    "\n",
+    r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"api\",level=\"warning\"}","level":"warning","detected_level":"info","__lokivl_c":"1"}"#,
+    "\n",
+    r#"{"_time":"1970-01-01T00:16:00.000000001Z","_stream":"{app=\"api\"}","severity_number":"17","__lokivl_c":"5"}"#,
+    "\n",
+);
+
+/// A fake VictoriaLogs answering `/select/logsql/query` by the kind of
+/// request: `stats` gets [`LEVEL_STATS`], anything else [`ROWS`].
+async fn fake_by_kind() -> (String, Arc<Mutex<Vec<String>>>) {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    let app = axum::Router::new().fallback(move |body: axum::body::Bytes| {
+        let log = log.clone();
+        async move {
+            let q = form_urlencoded::parse(&body)
+                .find(|(k, _)| k == "query")
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_default();
+            let answer = if q.contains(" | stats ") {
+                LEVEL_STATS
+            } else {
+                ROWS
+            };
+            log.lock().unwrap().push(q);
+            answer
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (addr, seen)
+}
+
 #[tokio::test]
-async fn sum_by_detected_level_counts_bounded_rows() {
-    let h = proxy_with(
-        loki_defaults(),
-        vec![("/select/logsql/query", Canned::ok(ROWS))],
-    )
-    .await;
+async fn sum_by_detected_level_counts_level_fields_in_vl_and_lines_in_rows() {
+    let (addr, seen) = fake_by_kind().await;
+    let mut settings = proxy::config::Settings::new(&format!("http://{addr}")).unwrap();
+    settings.discovery = loki_defaults();
+    let base = start_proxy(settings).await;
     let a = range(
-        &h.base,
+        &base,
         r#"sum by (detected_level) (count_over_time({service_name="api"} | drop __error__ [1m]))"#,
     )
     .await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    // Stats: ERR → error (2), a stored detected_level wins (1 info),
+    // severity_number 17 → error (5). Rows: their lines' levels.
     assert_eq!(
         a.json()["data"]["result"],
         json!([
-            {"metric": {"detected_level": "error"}, "values": [[960, "1"], [1020, "1"]]},
+            {"metric": {"detected_level": "error"}, "values": [[960, "3"], [1020, "6"]]},
+            {"metric": {"detected_level": "info"}, "values": [[960, "1"]]},
             {"metric": {"detected_level": "unknown"}, "values": [[960, "1"]]},
             {"metric": {"detected_level": "warn"}, "values": [[1020, "1"]]},
         ])
     );
-    let q = queries(&h);
-    assert_eq!(q.len(), 1, "{q:?}");
-    assert!(q[0].starts_with(r#"{service_name="api"} or "#), "{}", q[0]);
-    // Only the fields the level and the grouping come from, and a bound.
+    let q = seen.lock().unwrap().clone();
+    assert_eq!(q.len(), 2, "{q:?}");
+    let stats = q.iter().find(|q| q.contains(" | stats ")).unwrap();
+    let rows = q.iter().find(|q| !q.contains(" | stats ")).unwrap();
+    assert!(stats.starts_with(r#"({service_name="api"} or "#), "{stats}");
     assert!(
-        q[0].contains(r#" | fields _time, _msg, _stream, "detected_level", "level", "#)
-            || q[0].contains(r#" | fields _time, _msg, _stream, detected_level, level, "#),
-        "{}",
-        q[0]
+        stats.contains(r#" and ("detected_level":* or "level":* or "#),
+        "{stats}"
     );
-    assert!(q[0].ends_with(" | limit 500001"), "{}", q[0]);
+    assert!(
+        stats.ends_with(r#""severity_number", _stream) count() "__lokivl_c""#),
+        "{stats}"
+    );
+    // Only lines without a level field are read, with only the fields needed, bounded.
+    assert!(
+        rows.contains(r#" and !("detected_level":* or "level":* or "#),
+        "{rows}"
+    );
+    assert!(rows.contains(" | fields _time, _msg, _stream, "), "{rows}");
+    assert!(rows.ends_with(" | limit 500001"), "{rows}");
 }
 
 #[tokio::test]

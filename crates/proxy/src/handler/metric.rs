@@ -153,10 +153,19 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
     }
     let discovery = crate::drilldown::discovery::flags::current();
     let derived = Derived::of(&input.need, &discovery);
-    let plan = match RangePlan::lower(r, &discovery) {
+    let lowered = RangePlan::lower(r, &discovery);
+    if let (Ok(plan), Need::Only(keep)) = (&lowered, &input.need)
+        && derived.level
+        && plan.unwrap.is_none()
+        && !plan.needs_raw()
+        && r.op != RangeOp::AbsentOverTime
+    {
+        return fetch_levels(state, input, grid, plan, keep, &discovery, derived).await;
+    }
+    let plan = match lowered {
         // `detected_level` is per entry, and raw values are not grouped by
         // stream: counted from rows, which synthesize the labels.
-        Ok(plan) if !derived.level && !(derived.service_name && plan.needs_raw()) => plan,
+        Ok(plan) if !(derived.level || derived.service_name && plan.needs_raw()) => plan,
         // Stages VictoriaLogs cannot count exactly: the proxy runs them.
         _ => return fetch_rows(state, input, grid, range, offset, &discovery).await,
     };
@@ -228,6 +237,100 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
     Ok(window::evaluate(&series, grid, &spec)?)
 }
 
+/// A range aggregation needing `detected_level` (Drilldown's
+/// `sum by (detected_level) (count_over_time(…))`) whose pipeline
+/// VictoriaLogs counts: entries with a level field are counted in
+/// VictoriaLogs grouped by stream and level fields, mapped to their level in
+/// the proxy; only the others (whose level comes from the line) are read as
+/// rows, bounded by [`MAX_ROWS`].
+async fn fetch_levels(
+    state: &AppState,
+    input: &RangeInput<'_>,
+    grid: &Grid,
+    plan: &RangePlan,
+    keep: &[String],
+    discovery: &logsql_ast::Discovery,
+    derived: Derived,
+) -> Result<Matrix, ApiError> {
+    let r = input.agg;
+    let range = r.range.interval.as_nanos();
+    let offset = r.range.offset.map_or(0, |d| d.as_nanos());
+    let vl_start = grid.start - offset - range + 1;
+    let vl_end = grid.last() - offset;
+    let bucket = if grid.is_instant() {
+        range
+    } else {
+        gcd(range, grid.step)
+    };
+    if (vl_end - vl_start) / bucket > MAX_BUCKETS {
+        return Err(ApiError::Unsupported(format!(
+            "the range and step have too small a common divisor ({bucket} ns buckets); use a step that divides the range"
+        )));
+    }
+    let mut leveled = plan.clone();
+    leveled.query.filter =
+        logsql_ast::Filter::and([plan.query.filter.clone(), discovered::has_level_field()]);
+    let q = leveled.stats_query(
+        bucket,
+        bucket_offset(grid.start - offset, bucket),
+        &discovered::level_grouping(keep),
+    );
+    let mut body = post(state, &q, vl_start, vl_end).await?;
+    let counted = buckets::decode_by_stream(&mut body, bucket)?;
+    let mut series = discovered::with_levels(counted, discovery, derived, keep)?;
+
+    // The rest: lines without a level field.
+    let mut unleveled = plan.query.clone();
+    unleveled.filter = logsql_ast::Filter::and([
+        plan.query.filter.clone(),
+        logsql_ast::Filter::not(discovered::has_level_field()),
+    ]);
+    let q = format!(
+        "{unleveled} | {} | {}",
+        MetricPipe::Fields(discovered::row_fields(keep)),
+        logsql_ast::Pipe::Limit(MAX_ROWS + 1)
+    );
+    let mut body = post(state, &q, vl_start, vl_end).await?;
+    check_rows(&body)?;
+    let ex = rows::Extract {
+        op: r.op,
+        unwrap: None,
+        grouping: None,
+        windows: Some((*grid, range, offset)),
+        hint_groups: None,
+        discovery,
+    };
+    let samples = rows::extract(&mut body, &[], &[], &ex)?;
+    series.extend(discovered::keep_only(samples.buckets, keep));
+    let series = buckets::merge(series.into_iter().fold(
+        std::collections::BTreeMap::new(),
+        |mut m, s| {
+            m.entry(buckets::project(s.labels, r.grouping.as_ref()))
+                .or_insert_with(Vec::new)
+                .extend(s.buckets);
+            m
+        },
+    ));
+    let spec = WindowSpec {
+        op: r.op,
+        range,
+        offset,
+        divisor: 1.0,
+        unwrapped: false,
+    };
+    Ok(window::evaluate(&series, grid, &spec)?)
+}
+
+fn check_rows(body: &[u8]) -> Result<(), ApiError> {
+    let lines = body.iter().filter(|&&b| b == b'\n').count() as u64;
+    if lines > MAX_ROWS {
+        return Err(ApiError::Unsupported(format!(
+            "the metric query's pipeline runs in lokivl and more than {MAX_ROWS} entries fall in the query range; narrow the selector or the time range"
+        )));
+    }
+    Ok(())
+}
+
 /// A range aggregation whose pipeline runs in the proxy: fetch the selected
 /// entries (bounded), run the stages, extract samples, window them.
 async fn fetch_rows(
@@ -255,12 +358,7 @@ async fn fetch_rows(
     let vl_start = grid.start - offset - range + 1;
     let vl_end = grid.last() - offset;
     let mut body = post(state, &q, vl_start, vl_end).await?;
-    let lines = body.iter().filter(|&&b| b == b'\n').count() as u64;
-    if lines > MAX_ROWS {
-        return Err(ApiError::Unsupported(format!(
-            "the metric query's pipeline runs in lokivl and more than {MAX_ROWS} entries fall in the query range; narrow the selector or the time range"
-        )));
-    }
+    check_rows(&body)?;
     let unwrap = r.range.unwrap.as_ref();
     let ex = rows::Extract {
         op: r.op,

@@ -17,9 +17,9 @@ use logsql_ast::Discovery;
 use super::buckets::{BucketSeries, Stats, merge, project};
 use super::error::EngineError;
 use super::plan::Need;
-use super::series::Labels;
+use super::series::{Labels, normalize};
 use crate::drilldown::discovery::{
-    DETECTED_LEVEL, LEVEL_FIELDS, SERVICE_NAME, derive_service_name,
+    DETECTED_LEVEL, LEVEL_FIELDS, SERVICE_NAME, derive_service_name, level_label, level_of,
 };
 use crate::labels::{parse_stream, sanitize_label_name};
 
@@ -138,6 +138,136 @@ pub fn row_fields(labels: &[String]) -> Vec<String> {
     out
 }
 
+/// The stored fields besides the line that `detected_level` is derived
+/// from, by their names in VictoriaLogs: a stored `detected_level`, Loki's
+/// level fields (those that are valid label names: the row path reads
+/// metadata by Loki name, so a dotted one never matches there either) and
+/// OTel's `severity_number`.
+pub fn level_fields() -> Vec<&'static str> {
+    std::iter::once(DETECTED_LEVEL)
+        .chain(
+            LEVEL_FIELDS
+                .iter()
+                .copied()
+                .filter(|n| crate::labels::is_valid_label_name(n)),
+        )
+        .chain(std::iter::once("severity_number"))
+        .collect()
+}
+
+/// Entries with a non-empty [`level_fields`] field, whose `detected_level`
+/// does not depend on the line: VictoriaLogs counts them grouped by those
+/// fields, the proxy reads only the others' lines.
+pub fn has_level_field() -> logsql_ast::Filter {
+    logsql_ast::Filter::or(
+        level_fields()
+            .into_iter()
+            .map(|f| logsql_ast::Filter::NonEmpty(f.to_owned())),
+    )
+}
+
+/// The `stats` grouping for [`with_levels`]: the needed labels without the
+/// synthesized ones, the level fields and `_stream`.
+pub fn level_grouping(labels: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = labels
+        .iter()
+        .filter(|l| *l != SERVICE_NAME && *l != DETECTED_LEVEL)
+        .cloned()
+        .collect();
+    for f in level_fields() {
+        if !out.iter().any(|o| o == f) {
+            out.push(f.to_owned());
+        }
+    }
+    out.push(STREAM_FIELD.to_owned());
+    out
+}
+
+/// Maps groups of entries that have a level field (grouped by
+/// [`level_grouping`], decoded with [`super::buckets::decode_by_stream`]) to
+/// their `detected_level` (and `service_name` when `derived` asks), as
+/// Loki's ingest derives them, keeping only the `keep` labels.
+///
+/// # Errors
+/// [`EngineError::Backend`] when VictoriaLogs' `_stream` does not parse.
+pub fn with_levels(
+    series: Vec<BucketSeries>,
+    discovery: &Discovery,
+    derived: Derived,
+    keep: &[String],
+) -> Result<Vec<BucketSeries>, EngineError> {
+    let mut by_labels: BTreeMap<Labels, Vec<(i64, Stats)>> = BTreeMap::new();
+    for s in series {
+        let mut labels = s.labels;
+        let stream = labels
+            .iter()
+            .position(|(n, _)| n == STREAM_FIELD)
+            .map(|i| labels.remove(i).1)
+            .unwrap_or_default();
+        let pairs = parse_stream(&stream)
+            .map_err(|e| EngineError::Backend(format!("invalid _stream {stream:?}: {e}")))?;
+        let stream_labels: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(n, v)| (sanitize_label_name(n).into_owned(), v.to_string()))
+            .collect();
+        let in_stream = |n: &str| stream_labels.iter().any(|(k, _)| k == n);
+        let stream_get = |n: &str| {
+            stream_labels
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.as_str())
+        };
+        let meta_get = |n: &str| {
+            labels
+                .iter()
+                .find(|(k, _)| k == n && !in_stream(k))
+                .map(|(_, v)| v.as_str())
+        };
+        let mut out: Labels = Vec::new();
+        if derived.level {
+            // A stream label of that name is the entry's, as in the row path.
+            let level = match stream_get(DETECTED_LEVEL) {
+                Some(v) => v.to_owned(),
+                None => level_of(level_label(stream_get), &meta_get, "").to_owned(),
+            };
+            out.push((DETECTED_LEVEL.to_owned(), level));
+        }
+        if derived.service_name {
+            out.push((
+                SERVICE_NAME.to_owned(),
+                service_name_of(&stream, discovery)?,
+            ));
+        }
+        for (n, v) in labels.iter().chain(stream_labels.iter()) {
+            let synthesized = (derived.level && n == DETECTED_LEVEL)
+                || (derived.service_name && n == SERVICE_NAME);
+            if !synthesized && keep.contains(n) {
+                out.push((n.clone(), v.clone()));
+            }
+        }
+        by_labels
+            .entry(normalize(out))
+            .or_default()
+            .extend(s.buckets);
+    }
+    Ok(merge(by_labels))
+}
+
+/// Keeps only the `keep` labels of each series and merges series that then
+/// agree, so counts from rows join [`with_levels`]' groups.
+pub fn keep_only(series: Vec<BucketSeries>, keep: &[String]) -> Vec<BucketSeries> {
+    let mut by_labels: BTreeMap<Labels, Vec<(i64, Stats)>> = BTreeMap::new();
+    for s in series {
+        let labels: Labels = s
+            .labels
+            .into_iter()
+            .filter(|(n, _)| keep.contains(n))
+            .collect();
+        by_labels.entry(labels).or_default().extend(s.buckets);
+    }
+    merge(by_labels)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,7 +363,8 @@ mod tests {
             },
         ];
         let out = with_service_name(series, &on(), None).unwrap();
-        let got: Vec<(Labels, Vec<(i64, f64, f64)>)> = out
+        type Got = Vec<(Labels, Vec<(i64, f64, f64)>)>;
+        let got: Got = out
             .iter()
             .map(|s| {
                 (
@@ -297,6 +428,100 @@ mod tests {
             with_service_name(series, &on(), None),
             Err(EngineError::Backend(_))
         ));
+    }
+
+    #[test]
+    fn level_groups_map_to_detected_level() {
+        let series = vec![
+            // A metadata level field, normalized.
+            BucketSeries {
+                labels: l(&[("_stream", r#"{app="a"}"#), ("level", "ERR")]),
+                buckets: vec![(10, st(2.0, 0.0))],
+            },
+            // A stream level label wins over metadata `level`… but a stored
+            // detected_level metadata wins over both.
+            BucketSeries {
+                labels: l(&[
+                    ("_stream", r#"{app="a",lvl="warning"}"#),
+                    ("lvl", "warning"),
+                ]),
+                buckets: vec![(10, st(1.0, 0.0))],
+            },
+            BucketSeries {
+                labels: l(&[
+                    ("_stream", r#"{app="b",lvl="warning"}"#),
+                    ("detected_level", "Error"),
+                    ("lvl", "warning"),
+                ]),
+                buckets: vec![(20, st(4.0, 0.0))],
+            },
+            // OTel severity.
+            BucketSeries {
+                labels: l(&[("_stream", r#"{app="b"}"#), ("severity_number", "10")]),
+                buckets: vec![(10, st(3.0, 0.0))],
+            },
+        ];
+        let derived = Derived {
+            service_name: true,
+            level: true,
+        };
+        let keep = vec!["detected_level".to_owned(), "service_name".to_owned()];
+        let out = with_levels(series, &on(), derived, &keep).unwrap();
+        let got: Vec<(Labels, Vec<(i64, f64)>)> = out
+            .iter()
+            .map(|s| {
+                (
+                    s.labels.clone(),
+                    s.buckets.iter().map(|b| (b.0, b.1.count)).collect(),
+                )
+            })
+            .collect();
+        let ls = |lvl: &str, svc: &str| l(&[("detected_level", lvl), ("service_name", svc)]);
+        assert_eq!(
+            got,
+            vec![
+                (ls("error", "a"), vec![(10, 2.0)]),
+                (ls("error", "b"), vec![(20, 4.0)]),
+                (ls("info", "b"), vec![(10, 3.0)]),
+                (ls("warn", "a"), vec![(10, 1.0)]),
+            ]
+        );
+        // Only the level asked for: services merge, other fields dropped.
+        let series = vec![
+            BucketSeries {
+                labels: l(&[("_stream", r#"{app="a"}"#), ("level", "info")]),
+                buckets: vec![(10, st(2.0, 0.0))],
+            },
+            BucketSeries {
+                labels: l(&[("_stream", r#"{app="b"}"#), ("level", "INFO")]),
+                buckets: vec![(10, st(3.0, 0.0))],
+            },
+        ];
+        let keep = vec!["detected_level".to_owned()];
+        let derived = Derived {
+            service_name: false,
+            level: true,
+        };
+        let out = with_levels(series, &on(), derived, &keep).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].labels, l(&[("detected_level", "info")]));
+        assert_eq!(out[0].buckets, vec![(10, st(5.0, 0.0))]);
+    }
+
+    #[test]
+    fn level_fields_are_label_names() {
+        let f = level_fields();
+        assert_eq!(f[0], "detected_level");
+        assert!(f.contains(&"level") && f.contains(&"severity_number"));
+        assert!(!f.contains(&"log.level"));
+        assert_eq!(
+            level_grouping(&["detected_level".into(), "env".into()]).first(),
+            Some(&"env".to_owned())
+        );
+        assert_eq!(
+            level_grouping(&[]).last().map(String::as_str),
+            Some("_stream")
+        );
     }
 
     #[test]
