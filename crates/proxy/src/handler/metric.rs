@@ -347,9 +347,12 @@ async fn fetch_rows(
     let mut q = plan.query.to_string();
     // Nothing runs in the proxy but the synthesized labels: read only the
     // fields they and the needed labels come from.
-    if let (Need::Only(labels), true, None) =
-        (&input.need, plan.proxy_stages.is_empty(), &r.range.unwrap)
-    {
+    let synthesizes = *discovery != logsql_ast::Discovery::default();
+    if let (Need::Only(labels), true, None) = (
+        &input.need,
+        synthesizes && plan.proxy_stages.is_empty(),
+        &r.range.unwrap,
+    ) {
         q.push_str(" | ");
         q.push_str(&MetricPipe::Fields(discovered::row_fields(labels)).to_string());
     }
