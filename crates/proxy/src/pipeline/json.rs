@@ -53,52 +53,42 @@ fn next_token(d: &[u8], from: usize) -> Option<usize> {
 }
 
 /// The end (one past the closing quote) of a string whose body starts at
-/// `from`, and whether it holds a backslash.
+/// `from`, and whether it holds a backslash. Jumps between quotes and
+/// backslashes with `memchr2`; a backslash escapes the byte after it, which
+/// is what counting the backslashes before a quote amounts to.
 fn string_end(d: &[u8], from: usize) -> Option<(usize, bool)> {
     let mut escaped = false;
     let mut i = from;
     while i < d.len() {
-        match d[i] {
-            b'"' => {
-                if !escaped {
-                    return Some((i + 1, false));
-                }
-                // Count the backslashes before the quote.
-                let mut j = i;
-                let mut n = 0;
-                while j > from && d[j - 1] == b'\\' {
-                    n += 1;
-                    j -= 1;
-                }
-                if n % 2 == 0 {
-                    return Some((i + 1, true));
-                }
-            }
-            b'\\' => escaped = true,
-            _ => {}
+        i += memchr::memchr2(b'"', b'\\', &d[i..])?;
+        if d[i] == b'"' {
+            return Some((i + 1, escaped));
         }
-        i += 1;
+        escaped = true;
+        i += 2;
     }
     None
 }
 
+/// The end (one past the closing bracket) of the block opening at `from`,
+/// skipping strings; jumps between the interesting bytes with `memchr3`.
 fn block_end(d: &[u8], from: usize, open: u8, close: u8) -> Option<usize> {
     let mut level = 0i32;
     let mut i = from;
     while i < d.len() {
+        i += memchr::memchr3(b'"', open, close, &d[i..])?;
         match d[i] {
             b'"' => {
                 let (e, _) = string_end(d, i + 1)?;
                 i = e - 1;
             }
             c if c == open => level += 1,
-            c if c == close => {
+            _ => {
                 level -= 1;
                 if level == 0 {
                     return Some(i + 1);
                 }
             }
-            _ => {}
         }
         i += 1;
     }
@@ -298,7 +288,12 @@ fn hex4(chars: &mut std::str::Chars<'_>) -> Option<u32> {
 /// A string value as Loki reads it: unescaped (`""` on a bad escape), with
 /// U+FFFD replaced by a space.
 pub(crate) fn string_value(raw: &str) -> Cow<'_, str> {
-    let s = if raw.contains('\\') {
+    let b = raw.as_bytes();
+    // The common case: no escape, and ASCII so no U+FFFD either.
+    if b.is_ascii() && memchr::memchr(b'\\', b).is_none() {
+        return Cow::Borrowed(raw);
+    }
+    let s = if memchr::memchr(b'\\', b).is_some() {
         Cow::Owned(unescape(raw).unwrap_or_default())
     } else {
         Cow::Borrowed(raw)
@@ -318,10 +313,31 @@ fn scalar_value(v: Value<'_>) -> Cow<'_, str> {
     }
 }
 
+/// Which bytes are `[A-Za-z0-9_]` (a table beats the range tests per byte).
+static WORD: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        t[i] = c.is_ascii_alphanumeric() || c == b'_';
+        i += 1;
+    }
+    t
+};
+
 /// Appends `key` sanitised the way Loki's `appendSanitized` does: trimmed,
 /// `_` before a leading digit when `out` is empty, `_` for every character
 /// outside `[A-Za-z0-9_]`.
 pub(crate) fn append_sanitized(out: &mut String, key: &str) {
+    // Fast path: a key of `[A-Za-z0-9_]` only needs no trimming or mapping.
+    let b = key.as_bytes();
+    if !b.is_empty() && b.iter().all(|&c| WORD[usize::from(c)]) {
+        if out.is_empty() && b[0].is_ascii_digit() {
+            out.push('_');
+        }
+        out.push_str(key);
+        return;
+    }
     let key = key.trim();
     if key.is_empty() {
         return;
@@ -371,7 +387,12 @@ fn walk(
 ) -> Result<(), &'static str> {
     object_each(obj, &mut |k, v| {
         let len = key.len();
-        if !k.trim().is_empty() {
+        // `k.trim()` is non-empty when the first byte is visible ASCII.
+        let visible = k
+            .as_bytes()
+            .first()
+            .is_some_and(|&c| c.is_ascii() && !char::from(c).is_whitespace());
+        if visible || !k.trim().is_empty() {
             if !key.is_empty() {
                 key.push('_');
             }
@@ -683,6 +704,46 @@ mod tests {
                 ("app_extracted", "x"),
             ])
         );
+    }
+
+    #[test]
+    fn string_and_block_ends_honour_backslash_runs() {
+        // `\\"` ends the string (escaped backslash), `\"` does not.
+        assert_eq!(string_end(br#"ab\\"x"#, 0), Some((5, true)));
+        assert_eq!(string_end(br#"a\"b"c"#, 0), Some((5, true)));
+        assert_eq!(string_end(br#"plain"tail"#, 0), Some((6, false)));
+        assert_eq!(string_end(br#"no end\"#, 0), None);
+        assert_eq!(string_end(br#"odd\\\""#, 0), None);
+        // Brackets inside strings do not count.
+        let d = br#"{"a":"}{\"}","b":{"c":"]"}} rest"#;
+        assert_eq!(block_end(d, 0, b'{', b'}'), Some(d.len() - 5));
+        assert_eq!(block_end(br#"[1,"]",[2]]"#, 0, b'[', b']'), Some(11));
+        assert_eq!(block_end(br#"{"a":"}"#, 0, b'{', b'}'), None);
+        let got = parse(r#"{"k":"a\\","m":{"n":"}\"x"},"z":"\u00e9\ufffd"}"#, &[]);
+        assert_eq!(got, pairs(&[("k", "a\\"), ("m_n", "}\"x"), ("z", "é ")]));
+    }
+
+    #[test]
+    fn reused_builder_gives_each_line_its_own_labels() {
+        // The builder keeps slot names across lines; a line with other keys
+        // in the same positions must not see the previous line's names.
+        let mut b = LabelsBuilder::new();
+        let mut p = JsonParser::default();
+        let hints = Hints::default();
+        let mut seen = Vec::new();
+        for line in [
+            r#"{"a":"1","b":"2"}"#,
+            r#"{"b":"3","c":"4"}"#,
+            r#"{"a":"5"}"#,
+        ] {
+            b.reset([("app", "api")]);
+            p.process(line, &mut b, &hints);
+            let mut v = Vec::new();
+            b.for_each(|n, val, _| v.push(format!("{n}={val}")));
+            v.sort();
+            seen.push(v.join(","));
+        }
+        assert_eq!(seen, ["a=1,app=api,b=2", "app=api,b=3,c=4", "a=5,app=api"]);
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub const ERROR_DETAILS: &str = "__error_details__";
 pub const EXTRACTED: &str = "_extracted";
 
 /// A list of labels that keeps the allocations of cleared entries for reuse.
+/// Lookups are linear: an entry has a handful of labels, and a scan with
+/// length-first string compares beats hashing at that size (a fingerprint
+/// per slot was tried and measured slower).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Slots {
     items: Vec<(String, String)>,
@@ -60,19 +63,31 @@ impl Slots {
     /// Sets `name` to `value`, replacing an existing value.
     pub(crate) fn set(&mut self, name: &str, value: &str) {
         if let Some(i) = self.position(name) {
-            let v = &mut self.items[i].1;
-            v.clear();
-            v.push_str(value);
+            set_string(&mut self.items[i].1, value);
             return;
         }
+        self.push(name, value);
+    }
+
+    /// Adds `name` (with an empty value) unless present.
+    pub(crate) fn insert(&mut self, name: &str) {
+        if !self.contains(name) {
+            self.push(name, "");
+        }
+    }
+
+    /// Appends a new slot. The slot past the end usually still holds the
+    /// name the previous entry put there (rows tend to share their keys), so
+    /// an equal name is kept instead of copied again.
+    fn push(&mut self, name: &str, value: &str) {
         if self.len == self.items.len() {
             self.items.push((String::new(), String::new()));
         }
         let (n, v) = &mut self.items[self.len];
-        n.clear();
-        n.push_str(name);
-        v.clear();
-        v.push_str(value);
+        if n != name {
+            set_string(n, name);
+        }
+        set_string(v, value);
         self.len += 1;
     }
 
@@ -94,7 +109,8 @@ pub struct LabelsBuilder {
     err: String,
     err_details: String,
     /// Parsed names recorded since the entry started (Loki's parser hints
-    /// `RecordExtracted`): later parsers skip these keys.
+    /// `RecordExtracted`): later parsers skip these keys. Names still in
+    /// `add[Parsed]` are not repeated here; only deleted ones are kept.
     extracted: Slots,
 }
 
@@ -111,11 +127,14 @@ impl LabelsBuilder {
             if n == self.base.len() {
                 self.base.push((String::new(), String::new()));
             }
+            // Consecutive rows mostly share their stream: compare before copying.
             let (bk, bv) = &mut self.base[n];
-            bk.clear();
-            bk.push_str(k);
-            bv.clear();
-            bv.push_str(v);
+            if bk != k {
+                set_string(bk, k);
+            }
+            if bv != v {
+                set_string(bv, v);
+            }
             n += 1;
         }
         self.base.truncate(n);
@@ -131,7 +150,7 @@ impl LabelsBuilder {
     /// Whether a parser already produced `name` for this entry; Loki's
     /// parsers then leave it alone, so the first parser wins.
     pub fn extracted(&self, name: &str) -> bool {
-        self.extracted.contains(name)
+        self.add[Category::Parsed as usize].contains(name) || self.extracted.contains(name)
     }
 
     /// Adds structured metadata the way Loki's `Add` does: a name that is a
@@ -220,16 +239,15 @@ impl LabelsBuilder {
                 }
             }
         }
-        let slots = &mut self.add[category as usize];
-        let new = !slots.contains(name);
-        slots.set(name, value);
-        if new && category == Category::Parsed && !self.extracted.contains(name) {
-            self.extracted.set(name, "");
-        }
+        self.add[category as usize].set(name, value);
     }
 
     /// Deletes a label from every category and hides the stream label.
     pub fn del(&mut self, name: &str) {
+        // A parsed name stays "extracted" after its label is gone.
+        if self.add[Category::Parsed as usize].contains(name) {
+            self.extracted.insert(name);
+        }
         for a in &mut self.add {
             a.remove(name);
         }
@@ -340,6 +358,66 @@ mod tests {
                 ("trace_id".into(), "p".into(), Category::Parsed),
             ]
         );
+    }
+
+    #[test]
+    fn parsed_names_stay_extracted_after_delete() {
+        let mut b = LabelsBuilder::new();
+        b.reset([("app", "api")]);
+        assert!(!b.extracted("level"));
+        b.set(Category::Parsed, "level", "info");
+        b.set(Category::Metadata, "trace_id", "t");
+        assert!(b.extracted("level"));
+        assert!(!b.extracted("trace_id"), "metadata is not extracted");
+        b.del("level");
+        assert_eq!(b.get("level"), None);
+        assert!(b.extracted("level"), "deleting keeps the parser hint");
+        b.reset([("app", "api")]);
+        assert!(!b.extracted("level"), "a new entry starts clean");
+    }
+
+    #[test]
+    fn slots_set_find_and_remove() {
+        let mut s = Slots::default();
+        let long = "a_rather_long_label_name_x";
+        for n in [
+            "",
+            "a",
+            "abcdefg",
+            "abcdefgh",
+            long,
+            "a_rather_long_label_name_y",
+        ] {
+            s.set(n, n);
+        }
+        for n in [
+            "",
+            "a",
+            "abcdefg",
+            "abcdefgh",
+            long,
+            "a_rather_long_label_name_y",
+        ] {
+            assert_eq!(s.get(n), Some(n), "{n:?}");
+        }
+        for n in [
+            "b",
+            "abcdefh",
+            "abcdefgi",
+            "a_rather_long_label_name_z",
+            "\0",
+        ] {
+            assert!(!s.contains(n), "{n:?}");
+        }
+        s.remove("abcdefg");
+        assert!(!s.contains("abcdefg"));
+        assert_eq!(s.get(long), Some(long));
+        s.set("new", "v");
+        assert_eq!(s.as_slice().len(), 6);
+        s.clear();
+        assert!(!s.contains("a"));
+        s.set("b", "1");
+        assert_eq!(s.as_slice(), [("b".to_owned(), "1".to_owned())]);
     }
 
     #[test]

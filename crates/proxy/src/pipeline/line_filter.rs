@@ -10,7 +10,9 @@ use super::pattern::Pattern;
 /// One alternative of an `or` chain.
 #[derive(Debug, Clone)]
 enum Alt {
-    Contains(String),
+    /// A substring searcher built once per query, not once per line
+    /// (boxed: it is much larger than the other variants).
+    Contains(Box<memchr::memmem::Finder<'static>>),
     Regex(Regex),
     Ip(IpMatcher),
     Pattern(Pattern),
@@ -41,7 +43,9 @@ impl LineFilterStep {
                 // As in Loki, an empty literal drops out of an `or` chain.
                 LineFilterValue::Literal(s) if s.is_empty() => {}
                 LineFilterValue::Literal(s) => alts.push(match f.op {
-                    LineFilterOp::Contains | LineFilterOp::NotContains => Alt::Contains(s.clone()),
+                    LineFilterOp::Contains | LineFilterOp::NotContains => Alt::Contains(Box::new(
+                        memchr::memmem::Finder::new(s.as_bytes()).into_owned(),
+                    )),
                     LineFilterOp::Regex | LineFilterOp::NotRegex => {
                         Alt::Regex(Regex::new(s).map_err(|e| format!("invalid regex {s:?}: {e}"))?)
                     }
@@ -60,7 +64,7 @@ impl LineFilterStep {
             return !self.negate;
         }
         let hit = self.alts.iter().any(|a| match a {
-            Alt::Contains(s) => line.contains(s.as_str()),
+            Alt::Contains(f) => f.find(line.as_bytes()).is_some(),
             Alt::Regex(r) => r.is_match(line),
             Alt::Ip(m) => m.matches_in(line),
             Alt::Pattern(p) => p.test(line),

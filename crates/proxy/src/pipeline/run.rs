@@ -233,7 +233,10 @@ fn eval_page(
     let boundary = (n >= want)
         .then(|| order.last().map(|&i| rows.rows[i].time_ns))
         .flatten();
-    let mut streams: HashMap<&str, Vec<(String, String)>> = HashMap::new();
+    // One lookup per row: foldhash instead of SipHash (keys are VictoriaLogs'
+    // own `_stream` strings, not attacker-chosen map keys we must harden).
+    let mut streams: HashMap<&str, Vec<(String, String)>, foldhash::fast::RandomState> =
+        HashMap::default();
     for &i in &order {
         let row = &rows.rows[i];
         if Some(row.time_ns) == boundary {
