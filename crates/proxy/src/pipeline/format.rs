@@ -102,7 +102,8 @@ impl LineFormat {
     pub fn process(&mut self, ts: i64, line: &mut String, lbs: &mut LabelsBuilder) {
         self.out.clear();
         if let Some(key) = self.tmpl.simple_field() {
-            self.out.push_str(lbs.get(key).unwrap_or(""));
+            // Same lookup as the general path, so `{{.__error__}}` reads the error.
+            self.out.push_str(label_of(lbs, key).unwrap_or(""));
             std::mem::swap(line, &mut self.out);
             return;
         }

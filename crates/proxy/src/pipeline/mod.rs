@@ -446,6 +446,28 @@ mod tests {
     }
 
     #[test]
+    fn line_format_single_field_reads_error_labels_and_missing_as_empty() {
+        let (line, _) = run(
+            r#"{app="api"} | json | line_format "{{.__error__}}""#,
+            "not json",
+        )
+        .unwrap();
+        assert_eq!(line, "JSONParserErr");
+        let (line, _) = run(
+            r#"{app="api"} | json | line_format "{{.nope}}""#,
+            r#"{"a":"b"}"#,
+        )
+        .unwrap();
+        assert_eq!(line, "");
+        let (line, _) = run(
+            r#"{app="api"} | json | line_format "{{.a}}""#,
+            r#"{"a":"b\u00e9"}"#,
+        )
+        .unwrap();
+        assert_eq!(line, "bé");
+    }
+
+    #[test]
     fn pattern_and_regexp_parsers() {
         let (_, labels) = run(
             r#"{app="api"} | pattern "<method> <path> <_>" | method="GET""#,
