@@ -20,7 +20,7 @@ use crate::handler::{detected, drilldown_limits, patterns, stats, volume};
 use crate::metrics::Metrics;
 use crate::push::{self, PushState};
 use crate::response_cache::{self, ResponseCache};
-use crate::server::{headers, health, observe, protect};
+use crate::server::{headers, health, hit, observe, protect};
 
 /// Request head buffer: Drilldown's pipelines make GET URLs far longer than 8 KiB.
 const MAX_HEAD_BYTES: usize = 1024 * 1024;
@@ -168,6 +168,12 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
         api.route("/metrics", get(status::metrics))
     };
     let response_cache = Arc::new(ResponseCache::new(settings.cache, state.metrics.clone()));
+    let hit_path = hit::HitPath {
+        cache: response_cache.clone(),
+        tenants: tenants.clone(),
+        guard: guard.clone(),
+        metrics: state.metrics.clone(),
+    };
     let api = api
         .fallback(status::not_found)
         // Inside the cache layer too: handlers of a cache fill read the discovery settings.
@@ -196,6 +202,9 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
             observe::observe,
         ))
         .with_state(state);
+    // Hits are answered in front of the routed stack, which skips the
+    // per-request service clones of every layer above (see `server::hit`).
+    let api = Router::new().fallback_service(hit::Front::new(api, hit_path));
     Ok(Routers { api, admin })
 }
 

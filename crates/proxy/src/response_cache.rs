@@ -314,6 +314,66 @@ pub fn credentials(headers: &HeaderMap) -> CredentialFingerprint {
     CredentialFingerprint::of(parts)
 }
 
+/// The key text of a non-metadata request: its raw sorted parameters
+/// (`raw`, from [`raw_params`]) or, for a body that is not UTF-8, the decoded
+/// ones, then the query tags.
+fn params_text(
+    raw: Option<String>,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> String {
+    let tags = header_str(headers, "x-query-tags");
+    match raw {
+        Some(raw) => join_tags(&raw, tags),
+        None => join_tags(&normalized_params(query, body).0, tags),
+    }
+}
+
+/// The full key: tenant, response-shape flags, credentials, route and request text.
+fn key_of(tenant: String, headers: &HeaderMap, path: &str, request: String) -> CacheKey {
+    CacheKey::new(
+        tenant,
+        Encoding::Identity,
+        header_str(headers, "x-loki-response-encoding-flags"),
+        credentials(headers),
+        path,
+        request,
+    )
+}
+
+impl ResponseCache {
+    /// Whether a `GET` to `path` can be answered by [`Self::stored_get`]:
+    /// caching is on and the route is cached under its raw parameters (not
+    /// the bucketed metadata routes). Returns the endpoint label.
+    pub(crate) fn plain_get_endpoint(&self, method: &Method, path: &str) -> Option<&'static str> {
+        if self.settings.max_bytes == 0 || method != Method::GET {
+            return None;
+        }
+        endpoint(path).filter(|e| !matches!(*e, "labels" | "label_values" | "series"))
+    }
+
+    /// The stored answer of a `GET` for `tenant` (the resolved key), keyed
+    /// exactly as [`layer`] keys it, or `None` when nothing is stored. Used
+    /// by the cache-hit front, which answers hits before the inner layers.
+    pub(crate) async fn stored_get(
+        &self,
+        tenant: &str,
+        uri: &http::Uri,
+        headers: &HeaderMap,
+    ) -> Option<Bytes> {
+        let request = params_text(raw_params(uri.query(), b""), uri.query(), headers, b"");
+        let key = key_of(tenant.to_owned(), headers, uri.path(), request);
+        self.cache.get(&key).await
+    }
+
+    /// The answer to a hit on `endpoint`: the stored bytes as they are, counted.
+    pub(crate) fn hit_answer(&self, endpoint: &str, body: Bytes) -> Response {
+        self.metrics.observe_cache(endpoint, "hit");
+        json_answer(body)
+    }
+}
+
 fn json_answer(body: Bytes) -> Response {
     let mut resp = Response::new(Body::from(body));
     resp.headers_mut().insert(
@@ -369,31 +429,20 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
     } else {
         None
     };
-    let tags = header_str(&parts.headers, "x-query-tags");
-    let request = match (&bucketed, raw) {
-        (Some((text, _)), _) => join_tags(text, tags),
-        (None, Some(raw)) => join_tags(&raw, tags),
-        // A body that is not UTF-8: key by the decoded pairs.
-        (None, None) => join_tags(&normalized_params(parts.uri.query(), &body).0, tags),
-    };
     let key = {
         let tenant = parts.extensions.get::<Tenant>().map_or_else(
             || Tenant::from_headers(&parts.headers).as_str().to_owned(),
             |t| t.as_str().to_owned(),
         );
-        CacheKey::new(
-            tenant,
-            Encoding::Identity,
-            header_str(&parts.headers, "x-loki-response-encoding-flags"),
-            credentials(&parts.headers),
-            parts.uri.path(),
-            request,
-        )
+        let request = match (&bucketed, raw) {
+            (Some((text, _)), _) => join_tags(text, header_str(&parts.headers, "x-query-tags")),
+            (None, raw) => params_text(raw, parts.uri.query(), &parts.headers, &body),
+        };
+        key_of(tenant, &parts.headers, parts.uri.path(), request)
     };
     // The hit path: stored bytes, nothing else.
     if let Some(body) = rc.cache.get(&key).await {
-        rc.metrics.observe_cache(endpoint, "hit");
-        return json_answer(body);
+        return rc.hit_answer(endpoint, body);
     }
 
     let tenant = parts

@@ -6,8 +6,8 @@ use std::time::Duration;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::header;
-use tokio::sync::Semaphore;
+use http::{HeaderMap, header};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::ApiError;
 use crate::limits::Limits;
@@ -44,71 +44,97 @@ impl Guard {
 }
 
 /// Size of the request head as sent: names, values and the `": \r\n"` around them.
-fn header_bytes(req: &Request) -> usize {
-    req.headers()
+fn header_bytes(headers: &HeaderMap) -> usize {
+    headers
         .iter()
         .map(|(k, v)| k.as_str().len() + v.len() + 4)
         .sum()
 }
 
-/// Checks the limits in cheap-first order, then runs the handler under `query_timeout`.
-pub async fn protect(State(g): State<Guard>, req: Request, next: Next) -> Response {
+/// A request let in: it holds its in-flight slot until dropped.
+pub(crate) struct Admitted {
+    _slot: Option<OwnedSemaphorePermit>,
+}
+
+/// Checks the limits in cheap-first order (URL, head, declared body, the
+/// in-flight cap, the tenant's rate) and answers the refusal, counted, or
+/// lets the request in (the refusal is boxed: it is the rare path). Shared by [`protect`] and the cache-hit front
+/// ([`super::hit`]), so hits are limited like every other request.
+pub(crate) fn admit(
+    g: &Guard,
+    req: &http::request::Parts,
+    tenant: &str,
+) -> Result<Admitted, Box<Response>> {
     let l = &g.limits;
-    let url_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    let url_len = req.uri.path_and_query().map_or(0, |pq| pq.as_str().len());
     if url_len > l.max_url_bytes {
-        return g.refuse(
+        return Err(Box::new(g.refuse(
             "url",
             ApiError::UriTooLong {
                 len: url_len,
                 limit: l.max_url_bytes,
             },
-        );
+        )));
     }
-    let head = header_bytes(&req);
+    let head = header_bytes(&req.headers);
     if head > l.max_header_bytes {
-        return g.refuse(
+        return Err(Box::new(g.refuse(
             "headers",
             ApiError::HeadersTooLarge {
                 len: head,
                 limit: l.max_header_bytes,
             },
-        );
+        )));
     }
     let declared = req
-        .headers()
+        .headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > l.max_body_bytes as u64) {
-        return g.refuse(
+        return Err(Box::new(g.refuse(
             "body",
             ApiError::PayloadTooLarge {
                 limit: l.max_body_bytes,
             },
-        );
+        )));
     }
-    let _slot = match &g.inflight {
+    let slot = match &g.inflight {
         Some(s) => match s.clone().try_acquire_owned() {
             Ok(p) => Some(p),
             Err(_) => {
-                return g.refuse(
+                return Err(Box::new(g.refuse(
                     "inflight",
                     ApiError::TooManyRequests {
                         retry_after: Duration::from_secs(1),
                     },
-                );
+                )));
             }
         },
         None => None,
     };
+    if let Err(wait) = g.rate.check(tenant) {
+        return Err(Box::new(
+            g.refuse("rate", ApiError::TooManyRequests { retry_after: wait }),
+        ));
+    }
+    Ok(Admitted { _slot: slot })
+}
+
+/// Admits the request ([`admit`]), then runs the handler under `query_timeout`.
+pub async fn protect(State(g): State<Guard>, req: Request, next: Next) -> Response {
     let tenant = req
         .extensions()
         .get::<Tenant>()
         .cloned()
         .unwrap_or_else(|| Tenant::from_headers(req.headers()));
-    if let Err(wait) = g.rate.check(tenant.as_str()) {
-        return g.refuse("rate", ApiError::TooManyRequests { retry_after: wait });
-    }
+    let (parts, body) = req.into_parts();
+    let _admitted = match admit(&g, &parts, tenant.as_str()) {
+        Ok(a) => a,
+        Err(refused) => return *refused,
+    };
+    let req = Request::from_parts(parts, body);
+    let l = &g.limits;
     g.metrics.inflight().inc();
     let _gauge = Dec(&g.metrics);
     // Bodies beyond the limit without a Content-Length (chunked) are cut by the extractors' own limit.
