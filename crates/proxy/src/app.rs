@@ -67,10 +67,8 @@ pub fn router(settings: Settings) -> Result<Router, BuildError> {
 pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
     let metrics = Metrics::new()?;
     let tenants = settings.tenant.resolver()?;
-    let tail_upstream = crate::tail::upstream::Upstream::new(
-        settings.backend.clone(),
-        settings.backend_options.authorization.clone(),
-    );
+    let tail_upstream =
+        crate::tail::upstream::Upstream::new(settings.backend.clone(), &settings.backend_options);
     let options = BackendOptions {
         timeout: settings.backend_timeout,
         ..settings.backend_options

@@ -11,10 +11,12 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, Request, header};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+use crate::backend::BackendOptions;
 use crate::config::BackendUrl;
 
 /// Time allowed to connect and get the response head.
@@ -51,24 +53,22 @@ impl TailRequest {
 /// A cheap-to-clone client for tails.
 #[derive(Debug, Clone)]
 pub struct Upstream {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     url: BackendUrl,
     authorization: Option<HeaderValue>,
 }
 
 impl Upstream {
-    /// A client for `url`, sending `authorization` when set.
-    pub fn new(url: BackendUrl, authorization: Option<HeaderValue>) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(HEAD_TIMEOUT));
-        connector.set_nodelay(true);
+    /// A client for `url` with the backend's credentials and TLS settings,
+    /// so a tail reaches an `https://` VictoriaLogs exactly as queries do.
+    pub fn new(url: BackendUrl, options: &BackendOptions) -> Self {
         let client = Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(0)
-            .build(connector);
+            .build(crate::backend::connector(options, HEAD_TIMEOUT));
         Self {
             client,
             url,
-            authorization,
+            authorization: options.authorization.clone(),
         }
     }
 
@@ -77,10 +77,7 @@ impl Upstream {
     /// # Errors
     /// VictoriaLogs' error text (or the connection error) as a string.
     pub async fn open(&self, req: &TailRequest) -> Result<Incoming, String> {
-        let uri = format!(
-            "http://{}{}/select/logsql/tail",
-            self.url.authority, self.url.prefix
-        );
+        let uri = format!("{}/select/logsql/tail", self.url.base());
         let mut r = Request::builder()
             .method(Method::POST)
             .uri(uri)
