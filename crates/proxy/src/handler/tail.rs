@@ -61,7 +61,7 @@ pub async fn tail(
 fn parse(form: &Form, headers: &HeaderMap, tenant: &Tenant) -> Result<Session, ApiError> {
     let now = timestamp::now_ns();
     let query = form.get("query");
-    let expr = logql_parser::parse(query)?;
+    let expr = logql_parser::parse_query(query)?;
     let limit = params::limit(form)?;
     params::check_max_entries(limit)?;
     let start = timestamp::parse_timestamp(form.get("start"), now - params::DEFAULT_SINCE_NS)
