@@ -18,7 +18,8 @@ impl Grid {
         let n = if end < start {
             0
         } else {
-            (end - start) / step + 1
+            // Saturating: with --max-query-length 0 the bounds may be far apart.
+            (end.saturating_sub(start) / step).saturating_add(1)
         };
         Self {
             start,
@@ -55,6 +56,12 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn far_apart_bounds_do_not_overflow() {
+        let g = Grid::range(i64::MIN + 1, i64::MAX, 1);
+        assert_eq!(g.len, u32::MAX);
+    }
 
     #[test]
     fn range_includes_end_on_step() {
