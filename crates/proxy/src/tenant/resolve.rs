@@ -168,7 +168,10 @@ mod tests {
     use super::*;
 
     fn resolver() -> Resolver {
-        let dir = std::env::temp_dir().join(format!("lokivl-resolve-{}", std::process::id()));
+        // One directory per call: tests run in parallel and each removes its own.
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("lokivl-resolve-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("m.yaml");
         std::fs::write(
