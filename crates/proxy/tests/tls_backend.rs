@@ -51,7 +51,11 @@ async fn https_backend_with_its_ca_works() {
     let base = start_proxy(s).await;
     let a = get(&format!("{base}/loki/api/v1/labels")).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
-    assert_eq!(a.body, r#"{"status":"success","data":["app","env"]}"#);
+    // Flags give the binary's defaults: service_name discovery is on, as in Loki.
+    assert_eq!(
+        a.body,
+        r#"{"status":"success","data":["app","env","service_name"]}"#
+    );
     let ready = get(&format!("{base}/ready")).await;
     assert_eq!(ready.status, StatusCode::OK, "{}", ready.body);
 }
