@@ -21,27 +21,31 @@ fn settings(args: &[&str]) -> Settings {
     Config::load(argv).unwrap().validate().unwrap()
 }
 
-/// A fake VictoriaLogs over HTTPS whose tail sends one line and stays open.
+/// A fake VictoriaLogs over HTTPS: no history, and a tail that sends one
+/// line and stays open.
 fn fake_vl(line: String) -> Router {
-    Router::new().route(
-        "/select/logsql/tail",
-        post(move || {
-            let line = line.clone();
-            async move {
-                let first = futures_util::stream::once(async move {
-                    Ok::<_, std::convert::Infallible>(bytes::Bytes::from(format!("{line}\n")))
-                });
-                let rest = futures_util::stream::pending();
-                axum::body::Body::from_stream(first.chain(rest))
-            }
-        }),
-    )
+    Router::new()
+        .route("/select/logsql/query", post(|| async { "" }))
+        .route(
+            "/select/logsql/tail",
+            post(move || {
+                let line = line.clone();
+                async move {
+                    let first = futures_util::stream::once(async move {
+                        Ok::<_, std::convert::Infallible>(bytes::Bytes::from(format!("{line}\n")))
+                    });
+                    let rest = futures_util::stream::pending();
+                    axum::body::Body::from_stream(first.chain(rest))
+                }
+            }),
+        )
 }
 
 #[tokio::test]
 async fn tail_reaches_an_https_backend_with_its_ca() {
     let pki = pki("tls-tail");
-    let ts = time::OffsetDateTime::now_utc()
+    // A live line: entries from before the socket opened belong to the history.
+    let ts = (time::OffsetDateTime::now_utc() + time::Duration::seconds(1))
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap();
     let line = format!(
@@ -60,10 +64,11 @@ async fn tail_reaches_an_https_backend_with_its_ca() {
         base.replacen("http://", "ws://", 1)
     );
     let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let text = loop {
-        let m = tokio::time::timeout(Duration::from_secs(5), ws.next())
+        let m = tokio::time::timeout_at(deadline, ws.next())
             .await
-            .expect("a frame within 5 s")
+            .expect("a text frame within 10 s")
             .expect("socket open")
             .expect("frame ok");
         match m {
