@@ -18,7 +18,6 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +25,7 @@ use serde_json::{Value, json};
 
 use common::backend::{self, Golden, Tap, VictoriaLogs};
 use common::client;
+use common::loki::Loki;
 
 const SEC: i64 = 1_000_000_000;
 /// Entries per stream, one every 10 s.
@@ -620,38 +620,9 @@ fn judge(loki: &BTreeMap<String, Answer>, lokivl: &BTreeMap<String, Answer>) {
 
 /// A Loki with the pattern ingester on (rate threshold 0, so a small
 /// dataset yields patterns) and level discovery on, as Drilldown expects.
-struct Loki {
-    child: Child,
-    url: String,
-    dir: PathBuf,
-}
-
-impl Drop for Loki {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
-}
-
-impl Loki {
-    async fn start(bin: &Path) -> Loki {
-        let (http, grpc) = (free_port(), free_port());
-        let dir =
-            std::env::temp_dir().join(format!("lokivl-dd-loki-{}-{http}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create Loki dir");
-        let config = common::loki::config_template()
-            .replace("__DIR__", &dir.display().to_string())
-            .replace("__HTTP_PORT__", &http.to_string())
-            .replace("__GRPC_PORT__", &grpc.to_string())
+async fn start_loki(bin: &Path) -> Loki {
+    Loki::start_with(bin, |config| {
+        let config = config
             .replace(
                 "pattern_ingester:\n  enabled: false",
                 "pattern_ingester:\n  enabled: true",
@@ -664,39 +635,9 @@ impl Loki {
             config.contains("enabled: true") && config.contains("pattern_rate_threshold"),
             "tests/data/loki.yaml changed shape; update differential_drilldown's overrides"
         );
-        let path = dir.join("loki.yaml");
-        std::fs::write(&path, config).expect("write Loki config");
-        let log = std::fs::File::create(dir.join("loki.log")).expect("create Loki log");
-        let child = Command::new(bin)
-            .arg(format!("-config.file={}", path.display()))
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start Loki");
-        let loki = Loki {
-            child,
-            url: format!("http://127.0.0.1:{http}"),
-            dir,
-        };
-        for _ in 0..240 {
-            if let Ok((200, _, _)) = client::get(&format!("{}/ready", loki.url), &[]).await {
-                return loki;
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-        panic!("Loki did not become ready at {}", loki.url);
-    }
-
-    async fn post(&self, path: &str, body: String) -> u16 {
-        client::post(
-            &format!("{}{path}", self.url),
-            "application/json",
-            body.into_bytes(),
-        )
-        .await
-        .map(|a| a.0)
-        .unwrap_or(0)
-    }
+        config
+    })
+    .await
 }
 
 /// Writes one golden file as pretty JSON.
@@ -724,7 +665,7 @@ async fn live() {
         .expect("clock after 1970")
         .as_secs() as i64;
     let base_ns = (now_s - 6 * 60) * SEC;
-    let (loki, vl) = tokio::join!(Loki::start(&loki_bin), VictoriaLogs::start(&vl_bin));
+    let (loki, vl) = tokio::join!(start_loki(&loki_bin), VictoriaLogs::start(&vl_bin));
     let body = push_body(base_ns);
     let st = loki.post("/loki/api/v1/push", body.clone()).await;
     assert!(st == 204 || st == 200, "Loki push: {st}");

@@ -54,6 +54,12 @@ pub fn config_template() -> String {
 impl Loki {
     /// Starts Loki and waits until `/ready` answers 200 (about 17 s).
     pub async fn start(bin: &Path) -> Loki {
+        Self::start_with(bin, |config| config).await
+    }
+
+    /// Like [`Loki::start`], with `edit` applied to the rendered config
+    /// (suites that need other Loki settings override them here).
+    pub async fn start_with(bin: &Path, edit: impl FnOnce(String) -> String) -> Loki {
         let http_port = free_port();
         let grpc_port = free_port();
         let dir = std::env::temp_dir().join(format!(
@@ -62,10 +68,12 @@ impl Loki {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create Loki dir");
-        let config = config_template()
-            .replace("__DIR__", &dir.display().to_string())
-            .replace("__HTTP_PORT__", &http_port.to_string())
-            .replace("__GRPC_PORT__", &grpc_port.to_string());
+        let config = edit(
+            config_template()
+                .replace("__DIR__", &dir.display().to_string())
+                .replace("__HTTP_PORT__", &http_port.to_string())
+                .replace("__GRPC_PORT__", &grpc_port.to_string()),
+        );
         let config_path = dir.join("loki.yaml");
         std::fs::write(&config_path, config).expect("write Loki config");
         let log = std::fs::File::create(dir.join("loki.log")).expect("create Loki log");
@@ -92,6 +100,18 @@ impl Loki {
             "Loki did not become ready at {} within 60 s; log tail:\n{tail}",
             loki.url
         );
+    }
+
+    /// POSTs a JSON body to `path`; the status, or 0 when Loki cannot be reached.
+    pub async fn post(&self, path: &str, body: String) -> u16 {
+        client::post(
+            &format!("{}{path}", self.url),
+            "application/json",
+            body.into_bytes(),
+        )
+        .await
+        .map(|a| a.0)
+        .unwrap_or(0)
     }
 
     /// Pushes a Loki JSON push body.
