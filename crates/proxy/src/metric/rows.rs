@@ -372,6 +372,22 @@ mod tests {
         (r.range.log.pipeline.clone(), post, r)
     }
 
+    /// The extraction a plain (ungrouped, unwindowed) range aggregation runs.
+    fn plain(r: &logql_parser::RangeAggregation) -> Extract<'_> {
+        Extract {
+            op: r.op,
+            unwrap: r
+                .range
+                .unwrap
+                .as_ref()
+                .map(|u| (u.label.as_str(), u.conversion)),
+            grouping: None,
+            windows: None,
+            hint_groups: None,
+            discovery: &OFF,
+        }
+    }
+
     const BODY: &str = concat!(
         r#"{"_time":"1970-01-01T00:00:01Z","_stream":"{app=\"a\"}","_msg":"{\"took\":\"1.5s\",\"lvl\":\"x\"}","app":"a"}"#,
         "\n",
@@ -386,15 +402,7 @@ mod tests {
         let (st, post, r) = stages(
             r#"sum_over_time({app="a"} | json | unwrap duration(took) | __error__="" [1m])"#,
         );
-        let u = r.range.unwrap.as_ref().unwrap();
-        let ex = Extract {
-            op: r.op,
-            unwrap: Some((u.label.as_str(), u.conversion)),
-            grouping: None,
-            windows: None,
-            hint_groups: None,
-            discovery: &OFF,
-        };
+        let ex = plain(&r);
         let mut body = BODY.as_bytes().to_vec();
         let s = extract(&mut body, &st, &post, &ex).unwrap();
         assert_eq!(s.buckets.len(), 1);
@@ -412,15 +420,7 @@ mod tests {
     #[test]
     fn conversion_error_without_filter_fails() {
         let (st, post, r) = stages(r#"sum_over_time({app="a"} | json | unwrap took [1m])"#);
-        let u = r.range.unwrap.as_ref().unwrap();
-        let ex = Extract {
-            op: r.op,
-            unwrap: Some((u.label.as_str(), u.conversion)),
-            grouping: None,
-            windows: None,
-            hint_groups: None,
-            discovery: &OFF,
-        };
+        let ex = plain(&r);
         let mut body = BODY.as_bytes().to_vec();
         let err = extract(&mut body, &st, &post, &ex).unwrap_err();
         assert!(
@@ -433,14 +433,7 @@ mod tests {
     #[test]
     fn counts_per_parsed_label() {
         let (st, post, r) = stages(r#"count_over_time({app="a"} | json [1m])"#);
-        let ex = Extract {
-            op: r.op,
-            unwrap: None,
-            grouping: None,
-            windows: None,
-            hint_groups: None,
-            discovery: &OFF,
-        };
+        let ex = plain(&r);
         let mut body = BODY.as_bytes().to_vec();
         let mut s = extract(&mut body, &st, &post, &ex).unwrap();
         s.buckets.sort_by(|a, b| a.labels.cmp(&b.labels));
@@ -465,14 +458,9 @@ mod tests {
         // a window holding it fails.
         let (st, post, rg) =
             stages(r#"sum_over_time({app="a"} | json | unwrap duration(took) [1m])"#);
-        let u = rg.range.unwrap.as_ref().unwrap();
         let ex = Extract {
-            op: rg.op,
-            unwrap: Some((u.label.as_str(), u.conversion)),
-            grouping: None,
             windows: Some((Grid::instant(2_000_000_000), 2_000_000_000, 0)),
-            hint_groups: None,
-            discovery: &OFF,
+            ..plain(&rg)
         };
         let mut body = BODY.as_bytes().to_vec();
         assert!(extract(&mut body, &st, &post, &ex).is_ok());
@@ -490,15 +478,7 @@ mod tests {
         let (st, post, r) = stages(
             r#"sum_over_time({app="a"} | json | unwrap duration(took) | took != "250ms" | __error__="" [1m])"#,
         );
-        let u = r.range.unwrap.as_ref().unwrap();
-        let ex = Extract {
-            op: r.op,
-            unwrap: Some((u.label.as_str(), u.conversion)),
-            grouping: None,
-            windows: None,
-            hint_groups: None,
-            discovery: &OFF,
-        };
+        let ex = plain(&r);
         let mut body = BODY.as_bytes().to_vec();
         let s = extract(&mut body, &st, &post, &ex).unwrap();
         let sums: Vec<f64> = s
