@@ -36,17 +36,7 @@ fn push_body() -> String {
 }
 
 async fn start_lokivl(backend: &str, discovery: logsql_ast::Discovery) -> String {
-    let mut settings = proxy::config::Settings::new(backend).expect("valid settings");
-    settings.discovery = discovery;
-    let app = proxy::app::router(settings).expect("router builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind lokivl");
-    let url = format!("http://{}", listener.local_addr().expect("lokivl addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    url
+    common::start_lokivl_with(backend, |s| s.discovery = discovery).await
 }
 
 async fn query(base: &str, q: &str, headers: &[(&str, &str)]) -> Value {

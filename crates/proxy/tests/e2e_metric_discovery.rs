@@ -105,17 +105,7 @@ fn push_body(data: &[Entry]) -> String {
 }
 
 async fn start_lokivl(backend: &str, discovery: logsql_ast::Discovery) -> String {
-    let mut settings = proxy::config::Settings::new(backend).expect("valid settings");
-    settings.discovery = discovery;
-    let app = proxy::app::router(settings).expect("router builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind lokivl");
-    let url = format!("http://{}", listener.local_addr().expect("lokivl addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    url
+    common::start_lokivl_with(backend, |s| s.discovery = discovery).await
 }
 
 /// A range query with steps BASE+60 s and BASE+120 s: the first 1m window

@@ -10,14 +10,22 @@ pub mod loki;
 
 /// Starts lokivl's router on a free loopback port, pointed at `backend`.
 pub async fn start_lokivl(backend: &str) -> String {
-    let settings = proxy::config::Settings::new(backend).expect("valid settings");
+    start_lokivl_with(backend, |_| {}).await
+}
+
+/// Like [`start_lokivl`], with `tune` applied to the settings first
+/// (discovery, limits), served as the binary serves it.
+pub async fn start_lokivl_with(
+    backend: &str,
+    tune: impl FnOnce(&mut proxy::config::Settings),
+) -> String {
+    let mut settings = proxy::config::Settings::new(backend).expect("valid settings");
+    tune(&mut settings);
     let app = proxy::app::router(settings).expect("router builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind lokivl");
-    let url = format!("http://{}", listener.local_addr().expect("lokivl addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    url
+    let addr = listener.local_addr().expect("lokivl addr");
+    tokio::spawn(proxy::app::serve(listener, app, std::future::pending()));
+    format!("http://{addr}")
 }
