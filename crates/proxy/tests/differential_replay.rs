@@ -3,12 +3,14 @@
 //! Serves the VictoriaLogs exchanges recorded by `differential_loki` from a
 //! loopback tap, asks lokivl every query with the recorded dataset base
 //! time, and compares with Loki's recorded answers value by value, against
-//! the same known-gaps list.
+//! the same known-gaps list; also through split windows, and a refreshed
+//! metric query against the cache of closed windows.
 
 mod common;
 
 use common::backend::Tap;
 use common::differential;
+use common::variants;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lokivl_answers_like_the_recorded_loki() {
@@ -25,11 +27,16 @@ async fn lokivl_answers_like_the_recorded_loki() {
     let lokivl = common::start_lokivl(&tap.url).await;
     let queries = differential::queries();
     let answers = differential::ask_all(&lokivl, &queries, loki.base_ns).await;
-    let verdict = differential::judge(
+    let windowed = variants::ask_all(&tap.url, &queries, loki.base_ns).await;
+    let refresh = variants::refresh_failures(&tap, &queries, &loki.answers, loki.base_ns).await;
+    let gaps = differential::known_gaps();
+    let mut verdict = differential::judge(&queries, &loki.answers, &answers, &gaps);
+    verdict.failures.extend(variants::failures(
         &queries,
         &loki.answers,
-        &answers,
-        &differential::known_gaps(),
-    );
+        &windowed,
+        &gaps,
+    ));
+    verdict.failures.extend(refresh);
     differential::enforce(&verdict);
 }

@@ -12,10 +12,12 @@
 //! ([`crate::metric::discovered`]), series needing `detected_level` are
 //! counted from rows (at most [`MAX_ROWS`]).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use axum::response::Response;
+use http::HeaderMap;
 use logql_parser::{MatchOp, MetricExpr, RangeOp};
 use logsql_ast::{MetricPipe, RangePlan, bucket_offset};
 
@@ -29,6 +31,8 @@ use crate::metric::eval::{self, Order};
 use crate::metric::plan::{self, Need, RangeInput};
 use crate::metric::window::{self, WindowSpec};
 use crate::metric::{EngineError, Grid, Matrix, Value, buckets, json, raw, rows};
+use crate::window::WindowContext;
+use crate::window::metric::MetricWindowQuery;
 
 /// Loki's default `max_query_series`; see [`set_max_query_series`].
 pub const DEFAULT_MAX_QUERY_SERIES: usize = 500;
@@ -58,25 +62,48 @@ impl From<EngineError> for ApiError {
 
 /// Answers a range metric query as a `matrix`.
 ///
+/// With `windows` (the cache layer's context), a range longer than one split
+/// interval is evaluated in step-aligned windows ([`crate::window::metric`]),
+/// so that closed windows are served from the cache on the next refresh.
+///
 /// # Errors
 /// [`ApiError`] for unsupported pipelines, engine errors and backend failures.
 pub async fn range(
     state: &AppState,
     expr: &MetricExpr,
-    start: i64,
-    end: i64,
+    bounds: (i64, i64),
     step: i64,
+    windows: Option<(&WindowContext, &HeaderMap)>,
 ) -> Result<Response, ApiError> {
     let began = Instant::now();
+    let (start, end) = bounds;
     // Loki's query frontend aligns metric range queries to the step:
     // `start` down and `end` up to a multiple of it.
     let start = start - start.rem_euclid(step);
     let end = end + (step - end.rem_euclid(step)) % step;
     let grid = Grid::range(start, end, step);
-    let value = run(state, expr, &grid).await?;
-    let mut m = match value {
-        Value::Vector(m) => m,
-        Value::Scalar(v) => eval_scalar_series(v, &grid),
+    let split = windows.and_then(|(ctx, headers)| {
+        let closed_before = crate::params::timestamp::now_ns()
+            .saturating_sub(i64::try_from(ctx.cache_settings.freshness.as_nanos()).unwrap_or(0))
+            .saturating_sub(lookahead(expr));
+        crate::window::metric_split::metric_windows(grid, ctx.settings.interval_ns(), closed_before)
+            .map(|w| (ctx, headers, w))
+    });
+    let mut m = match split {
+        None => matrix(state, expr, &grid).await?,
+        Some((ctx, headers, w)) => {
+            let q = MetricWindowQuery {
+                query: expr.to_string(),
+                credentials: crate::response_cache::credentials(headers),
+                tenant: crate::tenant::current(),
+            };
+            let (state, expr) = (state.clone(), Arc::new(expr.clone()));
+            crate::window::metric::run(ctx, &q, grid, w, move |g: Grid| {
+                let (state, expr) = (state.clone(), Arc::clone(&expr));
+                async move { matrix(&state, &expr, &g).await }
+            })
+            .await?
+        }
     };
     check_series(&m)?;
     eval::sort(&mut m, Order::Labels);
@@ -84,6 +111,25 @@ pub async fn range(
     let mut out = Vec::with_capacity(256 + m.len() * 64);
     json::write_matrix(&mut out, &m, &grid, &summary);
     Ok(json_response(out))
+}
+
+/// The series of `expr` over `grid` (a scalar becomes one label-less series).
+async fn matrix(state: &AppState, expr: &MetricExpr, grid: &Grid) -> Result<Matrix, ApiError> {
+    Ok(match run(state, expr, grid).await? {
+        Value::Vector(m) => m,
+        Value::Scalar(v) => eval_scalar_series(v, grid),
+    })
+}
+
+/// How far past a step the logs it reads may reach: a negative `offset`
+/// reads after the step's time, so its window closes later.
+fn lookahead(expr: &MetricExpr) -> i64 {
+    plan::collect(expr)
+        .iter()
+        .map(|i| i.agg.range.offset.map_or(0, |d| -d.as_nanos()))
+        .max()
+        .unwrap_or(0)
+        .max(0)
 }
 
 /// Answers an instant metric query as a `vector` or `scalar`.

@@ -39,7 +39,8 @@ pub async fn query_range(
     match expr {
         Expr::Log(log) => log_range(&state, &headers, windows.as_deref(), &p, &log).await,
         Expr::Metric(m) => {
-            super::metric::range(&state, &m, p.bounds.start, p.bounds.end, p.step).await
+            let windows = windows.as_deref().map(|ctx| (ctx, &headers));
+            super::metric::range(&state, &m, (p.bounds.start, p.bounds.end), p.step, windows).await
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Splitting log `query_range` requests into time windows that are fetched
+//! Splitting `query_range` requests (log: [`run`], metric: [`metric`]) into time windows that are fetched
 //! in parallel, cached one by one, and merged into the exact unsplit answer.
 //!
 //! Dashboards refresh "the last N hours" every few seconds: each refresh
@@ -14,7 +14,11 @@
 
 pub mod answer;
 pub mod bucket;
+pub mod fill;
+pub mod matrix_codec;
 pub mod merge;
+pub mod metric;
+pub mod metric_split;
 pub mod run;
 pub mod split;
 
@@ -26,7 +30,7 @@ pub use split::{Window, windows};
 /// `--split-queries-by-interval` and `--split-queries-parallelism`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct WindowFlags {
-    /// Log `query_range` ranges longer than this are cut into windows aligned to it, fetched in parallel and cached one by one (0s: never split).
+    /// `query_range` ranges (log and metric) longer than this are cut into windows aligned to it, fetched in parallel and cached one by one (0s: never split).
     #[arg(long, env = "LOKIVL_SPLIT_QUERIES_BY_INTERVAL", default_value = "1h", value_parser = humantime::parse_duration)]
     pub split_queries_by_interval: Duration,
     /// Windows of one request fetched at the same time (the global backend concurrency bound still applies).

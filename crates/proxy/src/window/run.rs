@@ -5,13 +5,14 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
-use cache::{Cache, CacheKey, CredentialFingerprint, Encoding, Fetched, Outcome};
+use cache::{Cache, CacheKey, CredentialFingerprint, Encoding};
 
 use super::WindowSettings;
 use super::answer::WindowAnswer;
+use super::fill;
 use super::merge::merge;
 use super::split::Window;
 use crate::direction::Direction;
@@ -65,12 +66,6 @@ pub struct WindowQuery {
     /// The request's tenant.
     pub tenant: Option<Tenant>,
 }
-
-/// Never shared between tasks as a value: a window error, cloned for every
-/// coalesced waiter by [`copy_error`].
-#[derive(Debug, thiserror::Error)]
-#[error(transparent)]
-struct WindowError(ApiError);
 
 /// Fetches `windows` (in direction order) with `fetch`, which answers one
 /// window `[start, end)` with a full Loki streams body for `q.limit` entries,
@@ -158,47 +153,31 @@ where
     F: Fn(Window) -> Fut,
     Fut: Future<Output = Result<Vec<u8>, ApiError>> + Send + 'static,
 {
-    let Some(cache) = &ctx.cache else {
-        let body = Bytes::from(fetch(w).await?);
-        return WindowAnswer::from_body(&body).map_err(|e| ApiError::Internal(e.to_string()));
-    };
     let key = window_key(q, w);
-    let ttl = window_ttl(w, &ctx.cache_settings, crate::params::timestamp::now_ns());
+    let ttl = fill::ttl_for(
+        w.end,
+        &ctx.cache_settings,
+        crate::params::timestamp::now_ns(),
+    );
     let body = fetch(w);
+    let stored = ctx.cache.is_some();
     let fill = async move {
-        let body = Bytes::from(body.await.map_err(WindowError)?);
-        let answer = WindowAnswer::from_body(&body)
-            .map_err(|e| WindowError(ApiError::Internal(e.to_string())))?;
-        Ok::<_, WindowError>(Fetched::new(answer.to_bytes(), ttl))
+        let body = Bytes::from(body.await?);
+        if !stored {
+            // Decoded once below; no need to re-pack it.
+            return Ok(body);
+        }
+        let answer =
+            WindowAnswer::from_body(&body).map_err(|e| ApiError::Internal(e.to_string()))?;
+        Ok(answer.to_bytes())
     };
-    let result = match q.tenant.clone() {
-        // The fill may run in another task: it must keep the request's tenant.
-        Some(t) => cache.get_or_fetch(key, crate::tenant::scope(t, fill)).await,
-        None => cache.get_or_fetch(key, fill).await,
-    };
-    match result {
-        Ok(lookup) => {
-            ctx.metrics
-                .observe_cache(WINDOW_ENDPOINT, outcome_name(lookup.outcome));
-            WindowAnswer::from_bytes(&lookup.body).map_err(|e| ApiError::Internal(e.to_string()))
-        }
-        Err(cache::Error::Fetch(e)) => {
-            ctx.metrics.observe_cache(WINDOW_ENDPOINT, "uncacheable");
-            Err(copy_error(&e.0))
-        }
-        Err(e) => {
-            ctx.metrics.observe_cache(WINDOW_ENDPOINT, "failed");
-            Err(ApiError::Internal(format!("window cache: {e}")))
-        }
+    let body = fill::cached(ctx, WINDOW_ENDPOINT, key, ttl, q.tenant.clone(), fill).await?;
+    if stored {
+        WindowAnswer::from_bytes(&body)
+    } else {
+        WindowAnswer::from_body(&body)
     }
-}
-
-fn outcome_name(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Hit => "hit",
-        Outcome::Miss => "miss",
-        Outcome::Coalesced => "coalesced",
-    }
+    .map_err(|e| ApiError::Internal(e.to_string()))
 }
 
 /// The cache key of one window: the tenant, the response shape, the
@@ -220,50 +199,6 @@ fn window_key(q: &WindowQuery, w: Window) -> CacheKey {
         WINDOW_ROUTE,
         format!("{}\n{dir}\n{}\n{}\n{}", q.query, q.limit, w.start, w.end),
     )
-}
-
-/// A window that ended before `now - freshness` is closed: its answer cannot
-/// change any more and is kept for the long TTL; the live edge gets the live TTL.
-fn window_ttl(w: Window, s: &CacheSettings, now: i64) -> Duration {
-    let freshness = i64::try_from(s.freshness.as_nanos()).unwrap_or(i64::MAX);
-    if w.end <= now.saturating_sub(freshness) {
-        s.ttl
-    } else {
-        s.live_ttl
-    }
-}
-
-/// The same error again, for each waiter of a shared failing fill.
-fn copy_error(e: &ApiError) -> ApiError {
-    match e {
-        ApiError::BadRequest(m) => ApiError::BadRequest(m.clone()),
-        ApiError::Unsupported(m) => ApiError::Unsupported(m.clone()),
-        ApiError::BackendUnreachable { authority, reason } => ApiError::BackendUnreachable {
-            authority: authority.clone(),
-            reason: reason.clone(),
-        },
-        ApiError::BackendTimeout(d) => ApiError::BackendTimeout(*d),
-        ApiError::BackendRejected { status, message } => ApiError::BackendRejected {
-            status: *status,
-            message: message.clone(),
-        },
-        ApiError::BackendFailed { status, message } => ApiError::BackendFailed {
-            status: *status,
-            message: message.clone(),
-        },
-        ApiError::Unavailable {
-            message,
-            retry_after,
-        } => ApiError::Unavailable {
-            message: message.clone(),
-            retry_after: *retry_after,
-        },
-        ApiError::QueryTimeout(d) => ApiError::QueryTimeout(*d),
-        ApiError::TooManyRequests { retry_after } => ApiError::TooManyRequests {
-            retry_after: *retry_after,
-        },
-        other => ApiError::Internal(other.to_string()),
-    }
 }
 
 #[cfg(test)]
@@ -300,29 +235,5 @@ mod tests {
         let mut forward = q("a", false);
         forward.direction = Direction::Forward;
         assert_ne!(a, window_key(&forward, w));
-    }
-
-    #[test]
-    fn closed_windows_get_the_long_ttl() {
-        let s = CacheSettings {
-            ttl: Duration::from_secs(3600),
-            live_ttl: Duration::from_secs(2),
-            freshness: Duration::from_secs(600),
-            ..CacheSettings::default()
-        };
-        let now = 10_000_000_000_000;
-        let margin = 600_000_000_000;
-        let w = |end| Window { start: 0, end };
-        assert_eq!(window_ttl(w(now - margin), &s, now), s.ttl);
-        assert_eq!(window_ttl(w(now - margin + 1), &s, now), s.live_ttl);
-        assert_eq!(window_ttl(w(now), &s, now), s.live_ttl);
-    }
-
-    #[test]
-    fn errors_are_copied_with_their_status() {
-        let e = ApiError::BackendTimeout(Duration::from_secs(3));
-        assert_eq!(copy_error(&e).to_string(), e.to_string());
-        let e = ApiError::BadRequest("x".to_owned());
-        assert!(matches!(copy_error(&e), ApiError::BadRequest(m) if m == "x"));
     }
 }

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -143,6 +144,7 @@ impl VictoriaLogs {
 struct Shared {
     upstream: Option<String>,
     exchanges: Arc<Mutex<Golden>>,
+    requests: Arc<AtomicUsize>,
 }
 
 async fn record_or_replay(
@@ -152,6 +154,7 @@ async fn record_or_replay(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    shared.requests.fetch_add(1, Ordering::Relaxed);
     let key = request_key(&uri, &body);
     match &shared.upstream {
         Some(upstream) => {
@@ -225,6 +228,7 @@ fn respond(ex: &Exchange) -> Response {
 pub struct Tap {
     pub url: String,
     exchanges: Arc<Mutex<Golden>>,
+    requests: Arc<AtomicUsize>,
 }
 
 impl Tap {
@@ -240,11 +244,13 @@ impl Tap {
 
     async fn serve(upstream: Option<String>, golden: Golden) -> Tap {
         let exchanges = Arc::new(Mutex::new(golden));
+        let requests = Arc::new(AtomicUsize::new(0));
         let app = axum::Router::new()
             .fallback(record_or_replay)
             .with_state(Shared {
                 upstream,
                 exchanges: exchanges.clone(),
+                requests: requests.clone(),
             });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -253,7 +259,16 @@ impl Tap {
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Tap { url, exchanges }
+        Tap {
+            url,
+            exchanges,
+            requests,
+        }
+    }
+
+    /// Requests that reached the tap so far (recorded or replayed).
+    pub fn requests(&self) -> usize {
+        self.requests.load(Ordering::Relaxed)
     }
 
     /// What was recorded so far.

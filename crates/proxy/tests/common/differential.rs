@@ -45,6 +45,8 @@ pub struct Query {
     pub params: BTreeMap<String, String>,
     pub categorize: bool,
     pub logql: String,
+    /// Moves `start`/`end` (or `time`) by this many nanoseconds (a refresh).
+    pub shift_ns: i64,
 }
 
 impl Query {
@@ -58,7 +60,8 @@ impl Query {
         let mut out = vec![("query".to_string(), self.logql.clone())];
         let at = |key: &str, default: &str| {
             let off = self.params.get(key).map(String::as_str).unwrap_or(default);
-            (base_ns + parse_offset_ns(off).expect("offset checked at parse time")).to_string()
+            (base_ns + self.shift_ns + parse_offset_ns(off).expect("offset checked at parse time"))
+                .to_string()
         };
         let path = match self.kind {
             Kind::Range => {
@@ -96,7 +99,7 @@ impl Query {
 }
 
 /// `-1m`, `+90s`, `2h`, `+3m30s`, `0s` → nanoseconds.
-fn parse_offset_ns(s: &str) -> Option<i64> {
+pub fn parse_offset_ns(s: &str) -> Option<i64> {
     let (sign, mut rest) = match s.as_bytes().first()? {
         b'-' => (-1, &s[1..]),
         b'+' => (1, &s[1..]),
@@ -176,6 +179,7 @@ pub fn parse_queries(text: &str) -> Result<Vec<Query>, String> {
             params,
             categorize,
             logql: logql.trim().to_string(),
+            shift_ns: 0,
         });
     }
     Ok(out)

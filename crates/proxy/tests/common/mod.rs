@@ -7,6 +7,7 @@ pub mod client;
 pub mod dataset;
 pub mod differential;
 pub mod loki;
+pub mod variants;
 
 /// Starts lokivl's router on a free loopback port, pointed at `backend`.
 pub async fn start_lokivl(backend: &str) -> String {

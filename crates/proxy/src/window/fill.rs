@@ -1,0 +1,148 @@
+//! One window through the byte cache: a hit is served as stored bytes, N
+//! concurrent callers of one window cause one fill, errors are not kept.
+//! Shared by log windows ([`super::run`]) and metric windows
+//! ([`super::metric`]).
+
+use std::future::Future;
+use std::time::Duration;
+
+use bytes::Bytes;
+use cache::{CacheKey, Fetched, Outcome};
+
+use super::WindowContext;
+use crate::error::ApiError;
+use crate::tenant::Tenant;
+
+/// Never shared between tasks as a value: a window error, cloned for every
+/// coalesced waiter by [`copy_error`].
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+struct WindowError(ApiError);
+
+/// The bytes of one window: from the cache when present (counted under
+/// `endpoint` in `lokivl_cache_requests_total`), else from `fill`, which is
+/// then stored for `ttl`. Without a cache, `fill` runs directly.
+///
+/// # Errors
+/// The fill's error (each coalesced waiter gets its own copy).
+pub async fn cached<Fut>(
+    ctx: &WindowContext,
+    endpoint: &'static str,
+    key: CacheKey,
+    ttl: Duration,
+    tenant: Option<Tenant>,
+    fill: Fut,
+) -> Result<Bytes, ApiError>
+where
+    Fut: Future<Output = Result<Bytes, ApiError>> + Send + 'static,
+{
+    let Some(cache) = &ctx.cache else {
+        return fill.await;
+    };
+    let fill = async move {
+        let body = fill.await.map_err(WindowError)?;
+        Ok::<_, WindowError>(Fetched::new(body, ttl))
+    };
+    let result = match tenant {
+        // The fill may run in another task: it must keep the request's tenant.
+        Some(t) => cache.get_or_fetch(key, crate::tenant::scope(t, fill)).await,
+        None => cache.get_or_fetch(key, fill).await,
+    };
+    match result {
+        Ok(lookup) => {
+            ctx.metrics
+                .observe_cache(endpoint, outcome_name(lookup.outcome));
+            Ok(lookup.body)
+        }
+        Err(cache::Error::Fetch(e)) => {
+            ctx.metrics.observe_cache(endpoint, "uncacheable");
+            Err(copy_error(&e.0))
+        }
+        Err(e) => {
+            ctx.metrics.observe_cache(endpoint, "failed");
+            Err(ApiError::Internal(format!("window cache: {e}")))
+        }
+    }
+}
+
+fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Hit => "hit",
+        Outcome::Miss => "miss",
+        Outcome::Coalesced => "coalesced",
+    }
+}
+
+/// A window whose data ended before `now - freshness` is closed: its answer
+/// cannot change any more and is kept for the long TTL; the live edge gets
+/// the live TTL.
+pub fn ttl_for(data_end: i64, s: &crate::response_cache::CacheSettings, now: i64) -> Duration {
+    let freshness = i64::try_from(s.freshness.as_nanos()).unwrap_or(i64::MAX);
+    if data_end <= now.saturating_sub(freshness) {
+        s.ttl
+    } else {
+        s.live_ttl
+    }
+}
+
+/// The same error again, for each waiter of a shared failing fill.
+fn copy_error(e: &ApiError) -> ApiError {
+    match e {
+        ApiError::BadRequest(m) => ApiError::BadRequest(m.clone()),
+        ApiError::Unsupported(m) => ApiError::Unsupported(m.clone()),
+        ApiError::BackendUnreachable { authority, reason } => ApiError::BackendUnreachable {
+            authority: authority.clone(),
+            reason: reason.clone(),
+        },
+        ApiError::BackendTimeout(d) => ApiError::BackendTimeout(*d),
+        ApiError::BackendRejected { status, message } => ApiError::BackendRejected {
+            status: *status,
+            message: message.clone(),
+        },
+        ApiError::BackendFailed { status, message } => ApiError::BackendFailed {
+            status: *status,
+            message: message.clone(),
+        },
+        ApiError::Unavailable {
+            message,
+            retry_after,
+        } => ApiError::Unavailable {
+            message: message.clone(),
+            retry_after: *retry_after,
+        },
+        ApiError::QueryTimeout(d) => ApiError::QueryTimeout(*d),
+        ApiError::TooManyRequests { retry_after } => ApiError::TooManyRequests {
+            retry_after: *retry_after,
+        },
+        other => ApiError::Internal(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::response_cache::CacheSettings;
+
+    #[test]
+    fn closed_windows_get_the_long_ttl() {
+        let s = CacheSettings {
+            ttl: Duration::from_secs(3600),
+            live_ttl: Duration::from_secs(2),
+            freshness: Duration::from_secs(600),
+            ..CacheSettings::default()
+        };
+        let now = 10_000_000_000_000;
+        let margin = 600_000_000_000;
+        assert_eq!(ttl_for(now - margin, &s, now), s.ttl);
+        assert_eq!(ttl_for(now - margin + 1, &s, now), s.live_ttl);
+        assert_eq!(ttl_for(now, &s, now), s.live_ttl);
+    }
+
+    #[test]
+    fn errors_are_copied_with_their_status() {
+        let e = ApiError::BackendTimeout(Duration::from_secs(3));
+        assert_eq!(copy_error(&e).to_string(), e.to_string());
+        let e = ApiError::BadRequest("x".to_owned());
+        assert!(matches!(copy_error(&e), ApiError::BadRequest(m) if m == "x"));
+    }
+}

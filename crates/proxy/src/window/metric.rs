@@ -1,0 +1,292 @@
+//! Evaluating the windows of one metric `query_range`: a few in parallel,
+//! each through the byte cache as a typed matrix, concatenated into the
+//! request's grid.
+//!
+//! Every step is evaluated by the same engine as an unsplit query, over the
+//! same logs, so the concatenation is the unsplit answer: same series, same
+//! timestamps, same values. The handler sorts the merged series and checks
+//! the series limit, as for an unsplit query.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use cache::{CacheKey, CredentialFingerprint, Encoding};
+
+use super::WindowContext;
+use super::fill;
+use super::matrix_codec;
+use super::metric_split::MetricWindow;
+use crate::error::ApiError;
+use crate::metric::{Grid, Labels, Matrix, Point, Series};
+use crate::tenant::Tenant;
+
+/// The cache label of metric window entries in `lokivl_cache_requests_total`.
+const METRIC_WINDOW_ENDPOINT: &str = "query_range_metric_window";
+/// The key route of metric window entries (never a real path).
+const METRIC_WINDOW_ROUTE: &str = "/loki/api/v1/query_range#metric-window";
+
+/// Everything besides the steps that makes two metric windows answer differently.
+#[derive(Debug, Clone)]
+pub struct MetricWindowQuery {
+    /// The query in Loki's canonical printing.
+    pub query: String,
+    /// The forwarded credentials.
+    pub credentials: CredentialFingerprint,
+    /// The request's tenant.
+    pub tenant: Option<Tenant>,
+}
+
+/// Evaluates `windows` with `eval` (which answers the series of the query
+/// over one window's steps) and returns the series over `grid`: steps of
+/// closed windows outside the request are dropped, and series without a
+/// step in the request are left out.
+///
+/// # Errors
+/// The first failing window's error.
+pub async fn run<F, Fut>(
+    ctx: &WindowContext,
+    q: &MetricWindowQuery,
+    grid: Grid,
+    windows: Vec<MetricWindow>,
+    eval: F,
+) -> Result<Matrix, ApiError>
+where
+    F: Fn(Grid) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Matrix, ApiError>> + Send + 'static,
+{
+    let eval = Arc::new(eval);
+    let q = Arc::new(q.clone());
+    let mut pending = windows.into_iter();
+    let mut inflight: VecDeque<(Grid, tokio::task::JoinHandle<Result<Matrix, ApiError>>)> =
+        VecDeque::new();
+    let mut merged = Merged::new(grid);
+    let result = loop {
+        while inflight.len() < ctx.settings.parallelism {
+            let Some(w) = pending.next() else { break };
+            inflight.push_back((w.grid, spawn_window(ctx, &q, w, Arc::clone(&eval))));
+        }
+        let Some((wgrid, next)) = inflight.pop_front() else {
+            break Ok(());
+        };
+        match next.await {
+            Ok(Ok(m)) => merged.push(&wgrid, m),
+            Ok(Err(e)) => break Err(e),
+            Err(e) => break Err(ApiError::Internal(format!("window task failed: {e}"))),
+        }
+    };
+    for (_, task) in inflight {
+        task.abort();
+    }
+    result?;
+    Ok(merged.finish())
+}
+
+fn spawn_window<F, Fut>(
+    ctx: &WindowContext,
+    q: &Arc<MetricWindowQuery>,
+    w: MetricWindow,
+    eval: Arc<F>,
+) -> tokio::task::JoinHandle<Result<Matrix, ApiError>>
+where
+    F: Fn(Grid) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Matrix, ApiError>> + Send + 'static,
+{
+    let ctx = ctx.clone();
+    let q = Arc::clone(q);
+    let tenant = q.tenant.clone();
+    let task = async move {
+        let key = window_key(&q, w.grid);
+        let ttl = if w.closed {
+            ctx.cache_settings.ttl
+        } else {
+            ctx.cache_settings.live_ttl
+        };
+        let matrix = eval(w.grid);
+        let fill = async move {
+            let mut out = Vec::new();
+            matrix_codec::encode(&matrix.await?, &mut out);
+            Ok(Bytes::from(out))
+        };
+        let body = fill::cached(
+            &ctx,
+            METRIC_WINDOW_ENDPOINT,
+            key,
+            ttl,
+            q.tenant.clone(),
+            fill,
+        )
+        .await?;
+        matrix_codec::decode(&body).map_err(|e| ApiError::Internal(e.to_string()))
+    };
+    match tenant {
+        // Spawned work must carry the tenant again (see `tenant::scope`).
+        Some(t) => tokio::spawn(crate::tenant::scope(t, task)),
+        None => tokio::spawn(task),
+    }
+}
+
+/// The cache key of one metric window: the tenant, the credentials, the
+/// query and the window's steps.
+fn window_key(q: &MetricWindowQuery, g: Grid) -> CacheKey {
+    CacheKey::new(
+        q.tenant.as_ref().map_or("", Tenant::as_str),
+        Encoding::Identity,
+        "",
+        q.credentials,
+        METRIC_WINDOW_ROUTE,
+        format!("{}\n{}\n{}\n{}", q.query, g.step, g.start, g.len),
+    )
+}
+
+/// Series of the request grid, filled window by window in time order.
+struct Merged {
+    grid: Grid,
+    index: std::collections::HashMap<Labels, usize, foldhash::fast::RandomState>,
+    series: Matrix,
+}
+
+impl Merged {
+    fn new(grid: Grid) -> Self {
+        Self {
+            grid,
+            index: std::collections::HashMap::default(),
+            series: Vec::new(),
+        }
+    }
+
+    /// Adds one window's series; windows come oldest first and never overlap,
+    /// so points stay ascending.
+    fn push(&mut self, wgrid: &Grid, m: Matrix) {
+        let (first, last) = (self.grid.start, self.grid.last());
+        for s in m {
+            let mut points = s.points.iter().filter_map(|p| {
+                let t = wgrid.time(p.step);
+                (first..=last).contains(&t).then(|| Point {
+                    step: u32::try_from((t - first) / self.grid.step).unwrap_or(u32::MAX),
+                    v: p.v,
+                })
+            });
+            let Some(p0) = points.next() else { continue };
+            let i = match self.index.get(&s.labels) {
+                Some(&i) => i,
+                None => {
+                    self.index.insert(s.labels.clone(), self.series.len());
+                    self.series.push(Series {
+                        labels: s.labels,
+                        points: Vec::new(),
+                    });
+                    self.series.len() - 1
+                }
+            };
+            let dst = &mut self.series[i].points;
+            dst.push(p0);
+            dst.extend(points);
+        }
+    }
+
+    fn finish(self) -> Matrix {
+        self.series
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(labels: &[(&str, &str)], points: &[(u32, f64)]) -> Series {
+        Series {
+            labels: labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            points: points.iter().map(|&(step, v)| Point { step, v }).collect(),
+        }
+    }
+
+    #[test]
+    fn merge_rebases_steps_and_drops_steps_outside_the_request() {
+        // Request steps 30..=150 every 10; windows [0, 100) and [100, 200).
+        let grid = Grid::range(30, 150, 10);
+        let w1 = Grid {
+            start: 0,
+            step: 10,
+            len: 10,
+        };
+        let w2 = Grid {
+            start: 100,
+            step: 10,
+            len: 10,
+        };
+        let mut m = Merged::new(grid);
+        m.push(
+            &w1,
+            vec![
+                series(&[("a", "1")], &[(0, 1.0), (3, 2.0), (9, 3.0)]),
+                // Only before the request: never appears.
+                series(&[("a", "early")], &[(1, 9.0)]),
+            ],
+        );
+        m.push(
+            &w2,
+            vec![
+                series(&[("a", "1")], &[(0, 4.0), (5, 5.0), (6, 6.0)]),
+                series(&[("a", "2")], &[(2, 7.0)]),
+            ],
+        );
+        let out = m.finish();
+        assert_eq!(
+            out,
+            vec![
+                // 30 → 0, 90 → 6, 100 → 7, 150 → 12; 160 is past the end.
+                series(&[("a", "1")], &[(0, 2.0), (6, 3.0), (7, 4.0), (12, 5.0)]),
+                series(&[("a", "2")], &[(9, 7.0)]),
+            ]
+        );
+    }
+
+    #[test]
+    fn keys_separate_tenants_credentials_queries_and_steps() {
+        let q = |query: &str| MetricWindowQuery {
+            query: query.to_owned(),
+            credentials: CredentialFingerprint::none(),
+            tenant: None,
+        };
+        let g = Grid {
+            start: 0,
+            step: 10,
+            len: 6,
+        };
+        let a = window_key(&q("x"), g);
+        assert_eq!(a, window_key(&q("x"), g));
+        assert_ne!(a, window_key(&q("y"), g));
+        assert_ne!(a, window_key(&q("x"), Grid { len: 5, ..g }));
+        assert_ne!(
+            a,
+            window_key(
+                &q("x"),
+                Grid {
+                    step: 5,
+                    len: 12,
+                    ..g
+                }
+            )
+        );
+        let mut other = q("x");
+        other.credentials = CredentialFingerprint::of([b"Basic abc".as_slice()]);
+        assert_ne!(a, window_key(&other, g));
+        // A log window over the same span is never the same entry.
+        assert_ne!(
+            a,
+            CacheKey::new(
+                "",
+                Encoding::Identity,
+                "",
+                CredentialFingerprint::none(),
+                "/loki/api/v1/query_range",
+                "x\n10\n0\n6".to_owned()
+            )
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! Cutting a metric `query_range` step grid into windows aligned to the step.
+//!
+//! A metric query's value at step `t` depends only on the logs in
+//! `(t − offset − range, t − offset]`, so any set of steps can be evaluated
+//! on its own and the pieces concatenated. Windows are `w` long, where `w` is
+//! the split interval rounded up to a multiple of the step (and doubled
+//! until a long range makes at most [`MAX_WINDOWS`] of them), and start at
+//! multiples of `w` since the Unix epoch. A dashboard refreshing "the last
+//! 6 hours" and Grafana's per-day splitting therefore ask for the same
+//! closed windows again and again.
+//!
+//! Closed windows are evaluated whole, even where the request covers only
+//! part of one, so the next refresh (whose `start` has moved) finds them in
+//! the cache; the live window is evaluated only up to the request's end.
+
+use crate::metric::Grid;
+
+/// Windows per request at most: beyond, each window holds more steps, so a
+/// 30-day panel makes tens of backend calls, not hundreds.
+pub const MAX_WINDOWS: i64 = 32;
+
+/// One window: the steps it evaluates and caches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricWindow {
+    /// The steps evaluated; their times are multiples of the request step.
+    pub grid: Grid,
+    /// Whether the window is closed (all its data is older than the freshness margin).
+    pub closed: bool,
+}
+
+/// The windows of `grid` (whose start is a multiple of its step), oldest
+/// first, or `None` when the query should run whole: splitting is off, the
+/// query is instant, or all its steps fall in one window.
+///
+/// `closed_before`: a window whose last step is at or before this time is
+/// closed (`now − freshness − lookahead`, where the lookahead covers
+/// negative offsets).
+pub fn metric_windows(grid: Grid, interval: i64, closed_before: i64) -> Option<Vec<MetricWindow>> {
+    if interval <= 0 || grid.len < 2 {
+        return None;
+    }
+    let step = grid.step;
+    let span = grid.last().saturating_sub(grid.start).saturating_add(step);
+    // The interval rounded up to whole steps.
+    let mut w = (interval.checked_add(step - 1)? / step).checked_mul(step)?;
+    while span / w >= MAX_WINDOWS {
+        w = w.checked_mul(2)?;
+    }
+    let first = grid.start.div_euclid(w);
+    let last = grid.last().div_euclid(w);
+    if first == last {
+        return None;
+    }
+    let per_window = u32::try_from(w / step).ok()?;
+    let mut out = Vec::with_capacity(usize::try_from(last - first + 1).unwrap_or(0));
+    for k in first..=last {
+        let lo = k.checked_mul(w)?;
+        let whole = Grid {
+            start: lo,
+            step,
+            len: per_window,
+        };
+        if whole.last() <= closed_before {
+            out.push(MetricWindow {
+                grid: whole,
+                closed: true,
+            });
+        } else {
+            // The live edge: only the steps the request asks for.
+            let start = lo.max(grid.start);
+            let end = whole.last().min(grid.last());
+            out.push(MetricWindow {
+                grid: Grid::range(start, end, step),
+                closed: false,
+            });
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: i64 = 60_000_000_000;
+    const H: i64 = 60 * M;
+
+    fn times(g: &Grid) -> Vec<i64> {
+        (0..g.len).map(|i| g.time(i)).collect()
+    }
+
+    #[test]
+    fn instant_short_and_unsplit_queries_run_whole() {
+        assert_eq!(metric_windows(Grid::instant(5 * H), H, i64::MAX), None);
+        assert_eq!(metric_windows(Grid::range(0, H - M, M), H, i64::MAX), None);
+        assert_eq!(metric_windows(Grid::range(0, 5 * H, M), 0, i64::MAX), None);
+    }
+
+    #[test]
+    fn closed_windows_are_whole_and_cover_every_requested_step() {
+        // 00:30 .. 03:10 every minute; everything is closed.
+        let grid = Grid::range(30 * M, 3 * H + 10 * M, M);
+        let w = metric_windows(grid, H, i64::MAX).unwrap_or_default();
+        assert_eq!(w.len(), 4);
+        for (k, win) in w.iter().enumerate() {
+            assert!(win.closed);
+            assert_eq!(win.grid.start, k as i64 * H);
+            assert_eq!(win.grid.len, 60);
+        }
+        let covered: Vec<i64> = w.iter().flat_map(|x| times(&x.grid)).collect();
+        for t in times(&grid) {
+            assert!(covered.contains(&t), "step {t} not covered");
+        }
+        // No step twice.
+        let mut sorted = covered.clone();
+        sorted.dedup();
+        assert_eq!(sorted, covered);
+    }
+
+    #[test]
+    fn the_live_window_stops_at_the_request_end() {
+        let grid = Grid::range(30 * M, 2 * H + 10 * M, M);
+        // Data after 01:59 is fresh.
+        let w = metric_windows(grid, H, H + 59 * M).unwrap_or_default();
+        assert_eq!(w.len(), 3);
+        assert!(w[0].closed && w[1].closed);
+        assert!(!w[2].closed);
+        assert_eq!(w[2].grid, Grid::range(2 * H, 2 * H + 10 * M, M));
+        // A window that ends after the fresh mark is live even if whole.
+        let w = metric_windows(grid, H, H + 58 * M).unwrap_or_default();
+        assert!(!w[1].closed);
+        assert_eq!(w[1].grid, Grid::range(H, 2 * H - M, M));
+        assert!(!w[0].closed || w[0].grid.last() <= H + 58 * M);
+    }
+
+    #[test]
+    fn a_step_longer_than_the_interval_rounds_windows_up_to_the_step() {
+        // 1h interval, 25 min step: windows of 75 min (three steps).
+        let step = 25 * M;
+        let grid = Grid::range(0, 10 * step, step);
+        let w = metric_windows(grid, H, i64::MAX).unwrap_or_default();
+        assert!(
+            w.iter()
+                .all(|x| x.grid.len == 3 && x.grid.start % (3 * step) == 0)
+        );
+        assert_eq!(w.len(), 4);
+    }
+
+    #[test]
+    fn long_ranges_make_at_most_max_windows() {
+        // 30 days at 1 min: 720 one-hour windows would be too many.
+        let grid = Grid::range(0, 30 * 24 * H, M);
+        let w = metric_windows(grid, H, i64::MAX).unwrap_or_default();
+        assert!(w.len() as i64 <= MAX_WINDOWS + 1, "{} windows", w.len());
+        // Window lengths are the interval doubled, so boundaries stay aligned to 1 h.
+        assert!(w.iter().all(|x| x.grid.start % H == 0));
+        assert_eq!(w[0].grid.len as i64 * M, 32 * H);
+    }
+}
