@@ -95,6 +95,41 @@ async fn tenant_rate_limit_is_429_per_tenant() {
     assert_eq!(a.status, 200);
 }
 
+/// A cached answer is still a request: the tenant's rate limit refuses it
+/// like any other, or a client over its limit could keep polling for free
+/// (the cache-hit front checks admission after its lookup).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenant_rate_limit_refuses_cache_hits() {
+    let vl = FakeVl::start(healthy()).await;
+    let mut s = settings(&vl.url());
+    s.limits.tenant_rate = 0.001;
+    s.limits.tenant_burst = 2;
+    let base = start_proxy(s).await;
+    let url = query_url(&base);
+    let org = [("X-Scope-OrgID", "7")];
+    let first = get(&url, &org, T).await.unwrap();
+    assert_eq!(first.status, 200);
+    let calls = vl.requests.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(calls >= 1);
+    // The same closed range again: served from the cache, no backend call.
+    let hit = get(&url, &org, T).await.unwrap();
+    assert_eq!(hit.status, 200);
+    assert_eq!(hit.body, first.body);
+    assert_eq!(
+        vl.requests.load(std::sync::atomic::Ordering::Relaxed),
+        calls
+    );
+    // Burst spent: the cached answer is refused with Loki's 429.
+    let refused = get(&url, &org, T).await.unwrap();
+    assert_eq!(refused.status, 429);
+    assert_eq!(refused.body, "too many outstanding requests");
+    assert!(refused.headers.get("retry-after").is_some());
+    // Another tenant gets its own entry (and its own tokens).
+    let other = get(&url, &[("X-Scope-OrgID", "8")], T).await.unwrap();
+    assert_eq!(other.status, 200);
+    assert!(vl.requests.load(std::sync::atomic::Ordering::Relaxed) > calls);
+}
+
 #[tokio::test]
 async fn inflight_cap_is_429() {
     let vl = FakeVl::start(Mode::Hung).await;
