@@ -62,7 +62,7 @@ pub(crate) struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "small,heavy,long_range,compute,drilldown"
+        default_value = "small,heavy,long_range,compute,drilldown,dashboard"
     )]
     pub(crate) workloads: Vec<String>,
     /// Concurrencies (comma-separated).

@@ -8,6 +8,7 @@
 //! `{end_rfc}` (RFC 3339 with milliseconds, as JavaScript's `toISOString()`).
 
 mod compute;
+mod dashboard;
 mod drilldown;
 mod heavy;
 mod long_range;
@@ -41,6 +42,10 @@ pub(crate) const WORKLOADS: &[Workload] = &[
     Workload {
         name: "drilldown",
         templates: drilldown::TEMPLATES,
+    },
+    Workload {
+        name: "dashboard",
+        templates: dashboard::TEMPLATES,
     },
 ];
 
