@@ -58,7 +58,7 @@ pub(crate) struct Args {
     /// Seed of the dataset and of the request sequence.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
-    /// Workloads to run (comma-separated): small, heavy, long_range, compute, drilldown.
+    /// Workloads to run (comma-separated): small, heavy, long_range, compute, drilldown, dashboard.
     #[arg(
         long,
         value_delimiter = ',',
