@@ -521,7 +521,8 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
     }
 }
 
-fn outcome_name(o: Outcome) -> &'static str {
+/// The `outcome` label of `lokivl_cache_requests_total` for a cache lookup.
+pub(crate) fn outcome_name(o: Outcome) -> &'static str {
     match o {
         Outcome::Hit => "hit",
         Outcome::Miss => "miss",

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
-use cache::{CacheKey, Fetched, Outcome};
+use cache::{CacheKey, Fetched};
 
 use super::WindowContext;
 use crate::error::ApiError;
@@ -50,8 +50,10 @@ where
     };
     match result {
         Ok(lookup) => {
-            ctx.metrics
-                .observe_cache(endpoint, outcome_name(lookup.outcome));
+            ctx.metrics.observe_cache(
+                endpoint,
+                crate::response_cache::outcome_name(lookup.outcome),
+            );
             Ok(lookup.body)
         }
         Err(cache::Error::Fetch(e)) => {
@@ -62,14 +64,6 @@ where
             ctx.metrics.observe_cache(endpoint, "failed");
             Err(ApiError::Internal(format!("window cache: {e}")))
         }
-    }
-}
-
-fn outcome_name(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Hit => "hit",
-        Outcome::Miss => "miss",
-        Outcome::Coalesced => "coalesced",
     }
 }
 
