@@ -4,7 +4,7 @@
 //! A recording fake checks what is forwarded; with a real VictoriaLogs
 //! (`LOKIVL_VL_BIN`) lines pushed through lokivl are read back through lokivl.
 
-mod soak_common;
+mod common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -14,7 +14,9 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::IntoResponse;
-use soak_common::{Vl, send, start_lokivl, vl_binary};
+use common::backend::{VictoriaLogs, find_vl_binary};
+use common::client::send;
+use common::start_lokivl_with as start_lokivl;
 
 type Seen = Arc<Mutex<Vec<(String, HeaderMap, Vec<u8>)>>>;
 
@@ -196,7 +198,7 @@ async fn oversized_push_is_413() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pushed_lines_read_back_from_a_real_victorialogs() {
-    let Some(bin) = vl_binary() else {
+    let Some(bin) = find_vl_binary() else {
         let _ = std::io::Write::write_fmt(
             &mut std::io::stderr(),
             format_args!(
@@ -205,7 +207,7 @@ async fn pushed_lines_read_back_from_a_real_victorialogs() {
         );
         return;
     };
-    let vl = Vl::start(&bin, "push").await;
+    let vl = VictoriaLogs::start(&bin).await;
     let base = start_lokivl(&vl.url, |s| s.enable_push = true).await;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -13,17 +13,18 @@
 //!   cargo test --release -p proxy --test soak_victorialogs -- --nocapture
 //! ```
 
-mod soak_common;
+mod common;
 
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use common::backend::{VictoriaLogs, find_vl_binary};
+use common::client::{send, send_with};
 use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use soak_common::{Vl, send, send_with, vl_binary};
 
 /// lokivl's default response-cache bound (`--cache-max-bytes`, 256 MiB).
 const CACHE_BOUND: u64 = 256 << 20;
@@ -66,7 +67,7 @@ async fn soak_200_clients_mixed_queries() {
         );
         return;
     }
-    let Some(bin) = vl_binary() else {
+    let Some(bin) = find_vl_binary() else {
         let _ = std::io::Write::write_fmt(
             &mut std::io::stderr(),
             format_args!(
@@ -77,7 +78,7 @@ async fn soak_200_clients_mixed_queries() {
     };
     let secs = env_num("LOKIVL_SOAK_SECS", 60);
     let clients = env_num("LOKIVL_SOAK_CLIENTS", 200);
-    let vl = Vl::start(&bin, "soak").await;
+    let vl = VictoriaLogs::start(&bin).await;
 
     // 20 streams x 1000 entries over the last hour, some JSON lines.
     let now = SystemTime::now()

@@ -117,6 +117,14 @@ impl VictoriaLogs {
         panic!("VictoriaLogs did not become healthy at {}", vl.url);
     }
 
+    /// Makes everything pushed so far searchable.
+    pub async fn flush(&self) {
+        let (status, _, _) = client::get(&format!("{}/internal/force_flush", self.url), &[])
+            .await
+            .expect("flush VictoriaLogs");
+        assert_eq!(status, 200);
+    }
+
     /// Pushes a Loki JSON body, keeping messages raw, and makes it searchable.
     pub async fn ingest(&self, loki_push_json: String) {
         let (status, _, body) = client::post(
@@ -133,10 +141,7 @@ impl VictoriaLogs {
             status == 204 || status == 200,
             "push failed: {status} {body}"
         );
-        let (status, _, _) = client::get(&format!("{}/internal/force_flush", self.url), &[])
-            .await
-            .expect("flush VictoriaLogs");
-        assert_eq!(status, 200);
+        self.flush().await;
     }
 }
 

@@ -1,4 +1,6 @@
-//! Shared harness of the end-to-end suites (`e2e_victorialogs`, `golden_replay`).
+//! Shared harness of the end-to-end suites: real VictoriaLogs and Loki
+//! processes, the recording/replaying tap, HTTP clients, datasets and the
+//! differential comparison.
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
 pub mod backend;
