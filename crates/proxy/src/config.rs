@@ -4,14 +4,19 @@
 //! proxy runs unchanged in containers, or in a YAML file ([`file`]) given
 //! with `--config-file`. Precedence: flag > variable > file > default.
 
+mod backend_url;
 pub mod file;
+mod settings;
 pub mod tls;
+
+pub use backend_url::BackendUrl;
+pub use settings::Settings;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use http::{HeaderValue, Uri};
+use http::HeaderValue;
 
 use crate::backend::BackendOptions;
 use crate::limits::Limits;
@@ -180,93 +185,6 @@ pub enum ConfigError {
     Tls(String),
 }
 
-/// Validated settings the service runs with.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// Address to listen on.
-    pub listen: SocketAddr,
-    /// VictoriaLogs base: scheme and authority, plus an optional path prefix without trailing `/`.
-    pub backend: BackendUrl,
-    /// Deadline for each backend call.
-    pub backend_timeout: Duration,
-    /// Log filter directive.
-    pub log_level: String,
-    /// Log output format.
-    pub log_format: LogFormat,
-    /// Request-level limits.
-    pub limits: Limits,
-    /// Backend bounds, breaker and credentials (`timeout` is overridden by `backend_timeout`).
-    pub backend_options: BackendOptions,
-    /// Whether `/loki/api/v1/push` is forwarded.
-    pub enable_push: bool,
-    /// A separate listener for `/metrics`.
-    pub metrics_listen: Option<SocketAddr>,
-    /// Tenant mapping (`X-Scope-OrgID` to VictoriaLogs tenants).
-    pub tenant: crate::tenant::TenantSettings,
-    /// Live-tail limits.
-    pub tail: crate::tail::TailSettings,
-    /// The response cache.
-    pub cache: CacheSettings,
-    /// HTTPS on the listener (the backend's TLS config is in `backend_options.tls`).
-    pub listener_tls: Option<std::sync::Arc<rustls::ServerConfig>>,
-    /// Loki's per-query limits.
-    pub query_limits: crate::params::QueryLimits,
-    /// Labels synthesized as Loki's ingest adds them (`service_name`, `detected_level`).
-    pub discovery: logsql_ast::Discovery,
-}
-
-/// The parts of the VictoriaLogs URL the client needs to build request URIs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BackendUrl {
-    /// `host:port`.
-    pub authority: String,
-    /// Path prefix such as `/vl` (empty when VictoriaLogs is served at the root).
-    pub prefix: String,
-    /// Whether VictoriaLogs is reached over TLS (`https://`).
-    pub https: bool,
-}
-
-impl BackendUrl {
-    /// Parses `http[s]://host[:port][/prefix]`.
-    ///
-    /// # Errors
-    /// [`ConfigError::Backend`] for other schemes, a missing host, or a query string.
-    pub fn parse(url: &str) -> Result<Self, ConfigError> {
-        let bad = |reason: &str| ConfigError::Backend {
-            url: url.to_owned(),
-            reason: reason.to_owned(),
-        };
-        let uri: Uri = url
-            .parse()
-            .map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
-        let https = match uri.scheme_str() {
-            Some("http") => false,
-            Some("https") => true,
-            Some(_) => return Err(bad("only http:// and https:// are supported")),
-            None => return Err(bad("missing scheme, expected http://host:port")),
-        };
-        let authority = uri
-            .authority()
-            .ok_or_else(|| bad("missing host"))?
-            .to_string();
-        if uri.query().is_some() {
-            return Err(bad("query strings are not allowed"));
-        }
-        let prefix = uri.path().trim_end_matches('/').to_owned();
-        Ok(Self {
-            authority,
-            prefix,
-            https,
-        })
-    }
-
-    /// `scheme://authority/prefix`, the base every endpoint path is appended to.
-    pub fn base(&self) -> String {
-        let scheme = if self.https { "https" } else { "http" };
-        format!("{scheme}://{}{}", self.authority, self.prefix)
-    }
-}
-
 impl Config {
     /// Parses `args` (argv, program name first), the environment and `--config-file`.
     ///
@@ -420,46 +338,6 @@ impl Config {
         // Keeps the value out of Debug output and HTTP/2 header tables.
         v.set_sensitive(true);
         Ok(Some(v))
-    }
-}
-
-impl Settings {
-    /// Settings with every default except the backend URL (tests and embedding).
-    ///
-    /// An `https://` backend is verified against the system roots; set
-    /// `backend_options.tls` ([`crate::backend::tls::client_config`]) for others.
-    ///
-    /// # Errors
-    /// [`ConfigError::Backend`] when `backend_url` is not `http[s]://host[:port]`,
-    /// [`ConfigError::Tls`] when an `https://` backend finds no system roots.
-    pub fn new(backend_url: &str) -> Result<Self, ConfigError> {
-        let backend = BackendUrl::parse(backend_url)?;
-        let mut backend_options = BackendOptions::with_timeout(Duration::from_secs(60));
-        if backend.https {
-            let files = crate::backend::tls::BackendTlsFiles::default();
-            let config = crate::backend::tls::client_config(&files)
-                .map_err(|e| ConfigError::Tls(format!("backend TLS: {e}")))?;
-            backend_options.tls = Some(config);
-        }
-        Ok(Self {
-            listen: SocketAddr::from(([0, 0, 0, 0], 3100)),
-            backend,
-            backend_timeout: Duration::from_secs(60),
-            log_level: "info".to_owned(),
-            log_format: LogFormat::Text,
-            limits: Limits::default(),
-            backend_options,
-            enable_push: false,
-            metrics_listen: None,
-            tenant: crate::tenant::TenantSettings::default(),
-            tail: crate::tail::TailSettings::default(),
-            cache: CacheSettings::default(),
-            listener_tls: None,
-            query_limits: crate::params::QueryLimits::default(),
-            // Off, unlike the binary's default: answers show the stored labels only
-            // (as a Loki with `discover_service_name: []`, `discover_log_levels: false`).
-            discovery: logsql_ast::Discovery::default(),
-        })
     }
 }
 
