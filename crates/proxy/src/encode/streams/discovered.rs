@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use logsql_ast::Discovery;
 
-use super::{Kind, Lbl, Name, StreamInfo, row_labels};
+use super::labels::{Kind, Lbl, Name, StreamInfo, row_labels};
 use crate::drilldown::discovery::{
     DETECTED_LEVEL, SERVICE_NAME, derive_service_name, level_label, level_of,
 };

@@ -1,0 +1,384 @@
+//! Label sets of the streams answer: names in Loki form without allocating,
+//! the `_stream` sets of a page parsed once, each row's labels in Loki's
+//! categories, and their JSON forms (label-set key, object, categorized).
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::ops::Range;
+
+use logsql_ast::Discovery;
+
+use super::{DecodeError, Row, discovered};
+use crate::encode::json::write_str_body;
+use crate::labels::{LabelPair, go_quote, is_valid_label_name, parse_stream};
+
+/// A label name as Loki reports it, kept as the raw VictoriaLogs name plus
+/// how to print it, so that dotted names need no allocation.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Name<'s> {
+    pub(super) raw: &'s str,
+    /// `raw` is already a valid label name.
+    pub(super) clean: bool,
+    /// Loki appended `_extracted` (collision with a stream label).
+    pub(super) extracted: bool,
+}
+
+impl<'s> Name<'s> {
+    pub(super) fn new(raw: &'s str) -> Self {
+        Self {
+            raw,
+            clean: is_valid_label_name(raw),
+            extracted: false,
+        }
+    }
+
+    /// The Loki form's bytes: `_` for a leading digit, `_` for every
+    /// character outside `[a-zA-Z0-9_]`, then the `_extracted` suffix.
+    pub(super) fn bytes(&self) -> impl Iterator<Item = u8> + Clone + 's {
+        let clean = self.clean;
+        let lead =
+            (!clean && self.raw.as_bytes().first().is_some_and(u8::is_ascii_digit)).then_some(b'_');
+        // One `_` per non-ASCII character: its lead byte maps to `_` and its
+        // continuation bytes (0x80..0xC0) are dropped, so no UTF-8 decoding.
+        let body = self
+            .raw
+            .bytes()
+            .filter(|b| !(0x80..0xC0).contains(b))
+            .map(move |b| {
+                if clean || b.is_ascii_alphanumeric() || b == b'_' {
+                    b
+                } else {
+                    b'_'
+                }
+            });
+        let suffix: &'static [u8] = if self.extracted { b"_extracted" } else { b"" };
+        lead.into_iter().chain(body).chain(suffix.iter().copied())
+    }
+
+    /// Whether the Loki form of this name is `loki`.
+    pub(super) fn is(&self, loki: &str) -> bool {
+        if self.clean && !self.extracted {
+            self.raw == loki
+        } else {
+            self.bytes().eq(loki.bytes())
+        }
+    }
+
+    pub(super) fn cmp(&self, other: &Name<'_>) -> Ordering {
+        if self.clean && other.clean && !self.extracted && !other.extracted {
+            self.raw.cmp(other.raw)
+        } else {
+            self.bytes().cmp(other.bytes())
+        }
+    }
+
+    pub(super) fn write(&self, out: &mut Vec<u8>) {
+        if self.clean {
+            out.extend_from_slice(self.raw.as_bytes());
+            if self.extracted {
+                out.extend_from_slice(b"_extracted");
+            }
+        } else {
+            out.extend(self.bytes());
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Stream,
+    Metadata,
+    Parsed,
+}
+
+/// One label of a row.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Lbl<'s> {
+    pub(super) name: Name<'s>,
+    pub(super) value: &'s str,
+    pub(super) kind: Kind,
+}
+
+/// The `_stream` label pairs as parsed (raw names, unescaped values).
+pub(super) type StreamPairs<'a> = Vec<LabelPair<'a>>;
+
+/// Parses every distinct `_stream` of an answer once and records each row's
+/// stream number in `row_stream`.
+pub(super) fn parse_streams<'a>(
+    rows: &[Row<'a>],
+    row_stream: &mut Vec<u32>,
+) -> Result<Vec<StreamPairs<'a>>, DecodeError> {
+    row_stream.clear();
+    let mut parsed: Vec<StreamPairs<'a>> = Vec::new();
+    let mut index: HashMap<&'a str, u32> = HashMap::new();
+    let mut last: Option<(&'a str, u32)> = None;
+    for row in rows {
+        // Consecutive rows usually share a stream: skip the hash lookup.
+        if let Some((s, id)) = last
+            && s == row.stream
+        {
+            row_stream.push(id);
+            continue;
+        }
+        let id = match index.get(row.stream) {
+            Some(&id) => id,
+            None => {
+                let pairs = parse_stream(row.stream).map_err(|e| DecodeError(e.to_string()))?;
+                let id = parsed.len() as u32;
+                parsed.push(pairs);
+                index.insert(row.stream, id);
+                id
+            }
+        };
+        last = Some((row.stream, id));
+        row_stream.push(id);
+    }
+    Ok(parsed)
+}
+
+/// A distinct stream: its labels in Loki form and its key.
+#[derive(Debug)]
+pub(super) struct StreamInfo<'s> {
+    /// The parsed pairs, to recognise top-level copies of stream fields.
+    pub(super) pairs: &'s [LabelPair<'s>],
+    /// Labels in Loki form, sorted by name.
+    pub(super) labels: Vec<Lbl<'s>>,
+    /// The label-set string, a range of the shared key buffer.
+    pub(super) key: Range<usize>,
+    /// The output stream of this stream's rows when categorizing.
+    pub(super) group: u32,
+    /// The value of the stream's level label, for `detected_level`.
+    pub(super) level: Option<&'s str>,
+    /// The stream stores a `detected_level` label: none is synthesized.
+    pub(super) stores_level: bool,
+}
+
+impl<'s> StreamInfo<'s> {
+    /// Builds the Loki labels of `pairs` and appends its key to `keys`.
+    pub(super) fn new(
+        pairs: &'s [LabelPair<'s>],
+        discovery: &Discovery,
+        keys: &mut Vec<u8>,
+    ) -> Self {
+        let mut labels: Vec<Lbl<'s>> = pairs
+            .iter()
+            .filter(|(n, _)| !n.is_empty())
+            .map(|(n, v)| Lbl {
+                name: Name::new(n),
+                value: v,
+                kind: Kind::Stream,
+            })
+            .collect();
+        labels.sort_by(|a, b| a.name.cmp(&b.name));
+        // Two raw names may sanitize to one Loki name: keep the last.
+        dedup_last(&mut labels);
+        discovered::add_service_name(&mut labels, discovery);
+        let (level, stores_level) = discovered::stream_level(&labels);
+        let start = keys.len();
+        write_label_key(keys, &labels);
+        Self {
+            pairs,
+            labels,
+            key: start..keys.len(),
+            group: 0,
+            level,
+            stores_level,
+        }
+    }
+
+    pub(super) fn has_raw(&self, name: &str) -> bool {
+        self.pairs.iter().any(|(n, _)| n == name)
+    }
+
+    pub(super) fn has_name(&self, name: &Name<'_>) -> bool {
+        self.labels
+            .iter()
+            .any(|l| l.name.cmp(name) == Ordering::Equal)
+    }
+}
+
+/// Finds the group whose key equals `keys[start..]` (the key just written at
+/// the end of the buffer), dropping those bytes again when it exists, or
+/// adds a new group. Hash collisions between different keys move on to the
+/// next hash value, so they cost a comparison, never a wrong stream.
+pub(super) fn intern_key(
+    keys: &mut Vec<u8>,
+    start: usize,
+    index: &mut HashMap<u64, u32>,
+    groups: &mut Vec<Range<usize>>,
+) -> u32 {
+    use std::hash::Hasher as _;
+    let mut hasher = std::hash::DefaultHasher::new();
+    hasher.write(&keys[start..]);
+    let mut h = hasher.finish();
+    loop {
+        match index.get(&h) {
+            Some(&g) if keys[groups[g as usize].clone()] == keys[start..] => {
+                keys.truncate(start);
+                return g;
+            }
+            Some(_) => h = h.wrapping_add(1),
+            None => {
+                let g = groups.len() as u32;
+                groups.push(start..keys.len());
+                index.insert(h, g);
+                return g;
+            }
+        }
+    }
+}
+
+/// Keeps the last label of every run of equal names (input sorted by name
+/// with a stable sort, so "last" is the last in input order).
+pub(super) fn dedup_last(v: &mut Vec<Lbl<'_>>) {
+    let mut w = 0;
+    for r in 0..v.len() {
+        if w > 0 && v[w - 1].name.cmp(&v[r].name) == Ordering::Equal {
+            v[w - 1] = v[r];
+        } else {
+            v[w] = v[r];
+            w += 1;
+        }
+    }
+    v.truncate(w);
+}
+
+/// Collects a row's structured metadata and parsed labels, sorted by Loki
+/// name, with Loki's collision rules applied.
+pub(super) fn row_labels<'s>(
+    stream: &StreamInfo<'s>,
+    fields: &[(&'s str, &'s str)],
+    prefix: Option<&str>,
+    out: &mut Vec<Lbl<'s>>,
+) {
+    out.clear();
+    for &(k, v) in fields {
+        let (raw, kind) = match prefix.and_then(|p| k.strip_prefix(p)) {
+            Some(stripped) => (stripped, Kind::Parsed),
+            None => {
+                if stream.has_raw(k) {
+                    continue; // VictoriaLogs' top-level copy of a stream label.
+                }
+                (k, Kind::Metadata)
+            }
+        };
+        if raw.is_empty() {
+            continue;
+        }
+        let mut name = Name::new(raw);
+        if stream.has_name(&name) {
+            name.extracted = true;
+        }
+        out.push(Lbl {
+            name,
+            value: v,
+            kind,
+        });
+    }
+    // Stable: among equal names the input order is kept.
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    // Parsed beats metadata; within a kind the last one wins.
+    let mut w = 0;
+    for r in 0..out.len() {
+        if w > 0 && out[w - 1].name.cmp(&out[r].name) == Ordering::Equal {
+            if !(out[w - 1].kind == Kind::Parsed && out[r].kind == Kind::Metadata) {
+                out[w - 1] = out[r];
+            }
+        } else {
+            out[w] = out[r];
+            w += 1;
+        }
+    }
+    out.truncate(w);
+}
+
+/// Merges sorted stream labels and sorted row labels into one sorted set
+/// (row labels win on equal names).
+pub(super) fn merge_labels<'s>(stream: &[Lbl<'s>], row: &[Lbl<'s>], out: &mut Vec<Lbl<'s>>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < stream.len() && j < row.len() {
+        match stream[i].name.cmp(&row[j].name) {
+            Ordering::Less => {
+                out.push(stream[i]);
+                i += 1;
+            }
+            Ordering::Greater => {
+                out.push(row[j]);
+                j += 1;
+            }
+            Ordering::Equal => {
+                out.push(row[j]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&stream[i..]);
+    out.extend_from_slice(&row[j..]);
+}
+
+/// Writes the Loki label-set string (`{a="1", b="2"}`) used to sort streams.
+pub(super) fn write_label_key(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
+    out.push(b'{');
+    for (i, l) in labels.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b", ");
+        }
+        l.name.write(out);
+        out.push(b'=');
+        go_quote(out, l.value);
+    }
+    out.push(b'}');
+}
+
+/// Writes `{"name":"value",…}`.
+pub(super) fn write_label_object(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
+    out.push(b'{');
+    for (i, l) in labels.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        l.name.write(out);
+        out.extend_from_slice(b"\":\"");
+        write_str_body(out, l.value);
+        out.push(b'"');
+    }
+    out.push(b'}');
+}
+
+/// Writes the third element of a categorized entry.
+pub(super) fn write_categorized(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
+    out.push(b'{');
+    let mut wrote = false;
+    for (key, kind) in [
+        ("structuredMetadata", Kind::Metadata),
+        ("parsed", Kind::Parsed),
+    ] {
+        if !labels.iter().any(|l| l.kind == kind) {
+            continue;
+        }
+        if wrote {
+            out.push(b',');
+        }
+        wrote = true;
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":{");
+        let mut first = true;
+        for l in labels.iter().filter(|l| l.kind == kind) {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.push(b'"');
+            l.name.write(out);
+            out.extend_from_slice(b"\":\"");
+            write_str_body(out, l.value);
+            out.push(b'"');
+        }
+        out.push(b'}');
+    }
+    out.push(b'}');
+}
