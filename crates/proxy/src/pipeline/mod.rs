@@ -14,6 +14,7 @@ pub mod format;
 pub mod hints;
 pub mod ip;
 pub mod json;
+pub mod json_scan;
 pub mod label_filter;
 pub mod labels;
 pub mod line_filter;
