@@ -6,6 +6,7 @@
 pub mod backend;
 pub mod checks;
 pub mod client;
+pub mod compare;
 pub mod dataset;
 pub mod differential;
 pub mod loki;
