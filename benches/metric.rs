@@ -11,6 +11,9 @@
 //! * window at a 5 m range and 1 m step with raw 15 s buckets
 //!   (`rate_15s_buckets/…`): the combiner when gcd(range, step) is finer
 //!   than the step.
+//! * json: writing a `matrix` answer of 10 series × 1,441 steps, with
+//!   integer counts (`count_over_time`) and with rates (counts / 60), the
+//!   last step of every metric `query_range`.
 
 use std::hint::black_box;
 
@@ -169,5 +172,35 @@ fn group_left(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, window, binary_matching, group_left);
+fn json(c: &mut Criterion) {
+    let grid = Grid {
+        start: 1_795_000_000 * S,
+        step: STEP,
+        len: 1441,
+    };
+    let summary = proxy::encode::stats::Summary::default();
+    let mut g = c.benchmark_group("metric/json");
+    g.throughput(Throughput::Elements(10 * 1441));
+    for (name, k, div) in [("counts_10x1441", 0.0, 1.0), ("rates_10x1441", 1.0, 60.0)] {
+        let m: Vec<Series> = matrix(10, k)
+            .into_iter()
+            .map(|mut s| {
+                for p in &mut s.points {
+                    p.v /= div;
+                }
+                s
+            })
+            .collect();
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut out = Vec::with_capacity(1 << 16);
+                proxy::metric::json::write_matrix(&mut out, black_box(&m), &grid, &summary);
+                out.len()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, window, binary_matching, group_left, json);
 criterion_main!(benches);

@@ -21,7 +21,7 @@ use crate::drilldown::streams::{Selection, derive_labels, select};
 use crate::encode::stats::{Summary, write_stats_field};
 use crate::error::ApiError;
 use crate::labels::write_label_string;
-use crate::metric::json::format_time;
+use crate::metric::json::write_time;
 use crate::params::{self, Form, timestamp::now_ns};
 
 /// Loki's default volume `limit`.
@@ -319,7 +319,11 @@ fn write(series: &[(String, Vec<(i64, u64)>)], by_series: bool) -> Vec<u8> {
         };
         let _ = serde_json::to_writer(&mut out, &metric);
         let sample = |out: &mut Vec<u8>, (ts, v): &(i64, u64)| {
-            out.extend_from_slice(format!("[{},\"{v}\"]", format_time(*ts)).as_bytes());
+            out.push(b'[');
+            write_time(out, *ts);
+            out.extend_from_slice(b",\"");
+            out.extend_from_slice(itoa::Buffer::new().format(*v).as_bytes());
+            out.extend_from_slice(b"\"]");
         };
         if matrix {
             out.extend_from_slice(br#","values":["#);
