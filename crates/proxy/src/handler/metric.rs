@@ -82,7 +82,10 @@ pub async fn range(
     let start = start - start.rem_euclid(step);
     let end = end + (step - end.rem_euclid(step)) % step;
     let grid = Grid::range(start, end, step);
-    let split = windows.and_then(|(ctx, headers)| {
+    // Without a cache nothing is reused, and whole closed windows would only
+    // add work: the range runs unsplit.
+    let cached = windows.filter(|(ctx, _)| ctx.cache.is_some());
+    let split = cached.and_then(|(ctx, headers)| {
         let closed_before = crate::params::timestamp::now_ns()
             .saturating_sub(i64::try_from(ctx.cache_settings.freshness.as_nanos()).unwrap_or(0))
             .saturating_sub(lookahead(expr));
