@@ -105,9 +105,12 @@ const ROWS: &str = concat!(
     "\n",
 );
 
-/// Counts of entries with a level field, as VictoriaLogs answers the
-/// stats request grouped by stream and level fields.
+/// Counts of entries grouped by stream and level fields, as VictoriaLogs
+/// answers the stats request: three groups with a level field and one
+/// without (the entries of [`ROWS`], counted by their lines instead).
 const LEVEL_STATS: &str = concat!(
+    r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"api\"}","__lokivl_c":"4"}"#,
+    "\n",
     r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"api\"}","level":"ERR","__lokivl_c":"2"}"#,
     "\n",
     r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"api\",level=\"warning\"}","level":"warning","detected_level":"info","__lokivl_c":"1"}"#,
@@ -117,21 +120,23 @@ const LEVEL_STATS: &str = concat!(
 );
 
 /// A fake VictoriaLogs answering `/select/logsql/query` by the kind of
-/// request: `stats` gets [`LEVEL_STATS`], anything else [`ROWS`].
-async fn fake_by_kind() -> (String, Arc<Mutex<Vec<String>>>) {
+/// request: `stats` gets `stats`, anything else [`ROWS`].
+async fn fake_by_kind(stats: &str) -> (String, Arc<Mutex<Vec<String>>>) {
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let log = seen.clone();
+    let stats: Arc<str> = stats.into();
     let app = axum::Router::new().fallback(move |body: axum::body::Bytes| {
         let log = log.clone();
+        let stats = stats.clone();
         async move {
             let q = form_urlencoded::parse(&body)
                 .find(|(k, _)| k == "query")
                 .map(|(_, v)| v.into_owned())
                 .unwrap_or_default();
             let answer = if q.contains(" | stats ") {
-                LEVEL_STATS
+                stats.to_string()
             } else {
-                ROWS
+                ROWS.to_owned()
             };
             log.lock().unwrap().push(q);
             answer
@@ -147,7 +152,7 @@ async fn fake_by_kind() -> (String, Arc<Mutex<Vec<String>>>) {
 
 #[tokio::test]
 async fn sum_by_detected_level_counts_level_fields_in_vl_and_lines_in_rows() {
-    let (addr, seen) = fake_by_kind().await;
+    let (addr, seen) = fake_by_kind(LEVEL_STATS).await;
     let mut settings = proxy::config::Settings::new(&format!("http://{addr}")).unwrap();
     settings.discovery = loki_defaults();
     let base = start_proxy(settings).await;
@@ -172,11 +177,9 @@ async fn sum_by_detected_level_counts_level_fields_in_vl_and_lines_in_rows() {
     assert_eq!(q.len(), 2, "{q:?}");
     let stats = q.iter().find(|q| q.contains(" | stats ")).unwrap();
     let rows = q.iter().find(|q| !q.contains(" | stats ")).unwrap();
-    assert!(stats.starts_with(r#"({service_name="api"} or "#), "{stats}");
-    assert!(
-        stats.contains(r#" and ("detected_level":* or "level":* or "#),
-        "{stats}"
-    );
+    assert!(stats.starts_with(r#"{service_name="api"} or "#), "{stats}");
+    // Every entry is counted; a group without a level field calls for the rows.
+    assert!(!stats.contains(r#""detected_level":* or "#), "{stats}");
     assert!(
         stats.ends_with(r#""severity_number", _stream) count() "__lokivl_c""#),
         "{stats}"
@@ -188,6 +191,32 @@ async fn sum_by_detected_level_counts_level_fields_in_vl_and_lines_in_rows() {
     );
     assert!(rows.contains(" | fields _time, _msg, _stream, "), "{rows}");
     assert!(rows.ends_with(" | limit 500001"), "{rows}");
+}
+
+#[tokio::test]
+async fn sum_by_detected_level_reads_no_rows_when_every_entry_has_a_level_field() {
+    // LEVEL_STATS without its group that has no level field.
+    let stats = LEVEL_STATS.split_once('\n').map(|(_, rest)| rest).unwrap();
+    let (addr, seen) = fake_by_kind(stats).await;
+    let mut settings = proxy::config::Settings::new(&format!("http://{addr}")).unwrap();
+    settings.discovery = loki_defaults();
+    let base = start_proxy(settings).await;
+    let a = range(
+        &base,
+        r#"sum by (detected_level) (count_over_time({service_name="api"} | drop __error__ [1m]))"#,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(
+        a.json()["data"]["result"],
+        json!([
+            {"metric": {"detected_level": "error"}, "values": [[960, "2"], [1020, "5"]]},
+            {"metric": {"detected_level": "info"}, "values": [[960, "1"]]},
+        ])
+    );
+    let q = seen.lock().unwrap().clone();
+    assert_eq!(q.len(), 1, "only the stats request: {q:?}");
+    assert!(q[0].contains(" | stats "), "{q:?}");
 }
 
 #[tokio::test]

@@ -288,10 +288,10 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
 
 /// A range aggregation needing `detected_level` (Drilldown's
 /// `sum by (detected_level) (count_over_time(…))`) whose pipeline
-/// VictoriaLogs counts: entries with a level field are counted in
-/// VictoriaLogs grouped by stream and level fields, mapped to their level in
-/// the proxy; only the others (whose level comes from the line) are read as
-/// rows, bounded by [`MAX_ROWS`].
+/// VictoriaLogs counts: entries are counted in VictoriaLogs grouped by
+/// stream and level fields, and the groups with a level field are mapped to
+/// their level in the proxy. Only if some group has none are those entries
+/// (whose level comes from the line) read as rows, bounded by [`MAX_ROWS`].
 async fn fetch_levels(
     state: &AppState,
     input: &RangeInput<'_>,
@@ -316,19 +316,57 @@ async fn fetch_levels(
             "the range and step have too small a common divisor ({bucket} ns buckets); use a step that divides the range"
         )));
     }
-    let mut leveled = plan.clone();
-    leveled.query.filter =
-        logsql_ast::Filter::and([plan.query.filter.clone(), discovered::has_level_field()]);
-    let q = leveled.stats_query(
+    // Every entry counted, grouped by stream and level fields; the groups
+    // where no level field is set are the entries whose level is in the line.
+    let q = plan.stats_query(
         bucket,
         bucket_offset(grid.start - offset, bucket),
         &discovered::level_grouping(keep),
     );
     let mut body = post(state, &q, vl_start, vl_end).await?;
-    let counted = buckets::decode_by_stream(&mut body, bucket)?;
+    let (counted, unleveled): (Vec<_>, Vec<_>) = buckets::decode_by_stream(&mut body, bucket)?
+        .into_iter()
+        .partition(|s| discovered::has_level(&s.labels));
     let mut series = discovered::with_levels(counted, discovery, derived, keep)?;
+    // Only when there are such entries are their lines read (usually every
+    // entry or none has a level field, so this saves a request).
+    if !unleveled.is_empty() {
+        series.extend(fetch_unleveled(state, input, grid, plan, keep, discovery).await?);
+    }
+    let series = buckets::merge(series.into_iter().fold(
+        std::collections::BTreeMap::new(),
+        |mut m, s| {
+            m.entry(buckets::project(s.labels, r.grouping.as_ref()))
+                .or_insert_with(Vec::new)
+                .extend(s.buckets);
+            m
+        },
+    ));
+    let spec = WindowSpec {
+        op: r.op,
+        range,
+        offset,
+        divisor: 1.0,
+        unwrapped: false,
+    };
+    Ok(window::evaluate(&series, grid, &spec)?)
+}
 
-    // The rest: lines without a level field.
+/// The entries of `plan` without a level field, read as bounded rows whose
+/// `detected_level` comes from the line, as series of [`fetch_levels`].
+async fn fetch_unleveled(
+    state: &AppState,
+    input: &RangeInput<'_>,
+    grid: &Grid,
+    plan: &RangePlan,
+    keep: &[String],
+    discovery: &logsql_ast::Discovery,
+) -> Result<Vec<buckets::BucketSeries>, ApiError> {
+    let r = input.agg;
+    let range = r.range.interval.as_nanos();
+    let offset = r.range.offset.map_or(0, |d| d.as_nanos());
+    let vl_start = grid.start - offset - range + 1;
+    let vl_end = grid.last() - offset;
     let mut unleveled = plan.query.clone();
     unleveled.filter = logsql_ast::Filter::and([
         plan.query.filter.clone(),
@@ -350,24 +388,7 @@ async fn fetch_levels(
         discovery,
     };
     let samples = rows::extract(&mut body, &[], &[], &ex)?;
-    series.extend(discovered::keep_only(samples.buckets, keep));
-    let series = buckets::merge(series.into_iter().fold(
-        std::collections::BTreeMap::new(),
-        |mut m, s| {
-            m.entry(buckets::project(s.labels, r.grouping.as_ref()))
-                .or_insert_with(Vec::new)
-                .extend(s.buckets);
-            m
-        },
-    ));
-    let spec = WindowSpec {
-        op: r.op,
-        range,
-        offset,
-        divisor: 1.0,
-        unwrapped: false,
-    };
-    Ok(window::evaluate(&series, grid, &spec)?)
+    Ok(discovered::keep_only(samples.buckets, keep))
 }
 
 fn check_rows(body: &[u8]) -> Result<(), ApiError> {

@@ -155,9 +155,17 @@ pub fn level_fields() -> Vec<&'static str> {
         .collect()
 }
 
+/// Whether a group of a [`level_grouping`] answer has a level field set
+/// (empty group values are dropped when decoding), so its `detected_level`
+/// does not depend on the line.
+pub fn has_level(labels: &Labels) -> bool {
+    let fields = level_fields();
+    labels.iter().any(|(n, _)| fields.contains(&n.as_str()))
+}
+
 /// Entries with a non-empty [`level_fields`] field, whose `detected_level`
-/// does not depend on the line: VictoriaLogs counts them grouped by those
-/// fields, the proxy reads only the others' lines.
+/// does not depend on the line; the proxy reads only the others' lines
+/// (`!has_level_field()`).
 pub fn has_level_field() -> logsql_ast::Filter {
     logsql_ast::Filter::or(
         level_fields()
@@ -522,6 +530,18 @@ mod tests {
             level_grouping(&[]).last().map(String::as_str),
             Some("_stream")
         );
+    }
+
+    #[test]
+    fn groups_with_a_level_field() {
+        let stream = ("_stream", r#"{app="api"}"#);
+        assert!(has_level(&l(&[stream, ("level", "ERR")])));
+        assert!(has_level(&l(&[("severity_number", "17"), stream])));
+        assert!(has_level(&l(&[("detected_level", "info")])));
+        // Other labels, a dotted level name (never a label) or nothing: the line decides.
+        assert!(!has_level(&l(&[stream, ("env", "prod")])));
+        assert!(!has_level(&l(&[("log.level", "warn")])));
+        assert!(!has_level(&l(&[])));
     }
 
     #[test]
