@@ -14,6 +14,12 @@ pub enum Filter {
     Nothing,
     /// `{app="x", env=~"re"}`: a stream filter; regexes are anchored by VictoriaLogs.
     Stream(Vec<StreamMatcher>),
+    /// `{app="x", env="p" or app="y"}`: streams matching any group (`,` binds
+    /// tighter than `or`). One stream filter is resolved once against the
+    /// stream index; the same groups as separate `{…} or {…}` filters are
+    /// evaluated one by one (VictoriaLogs spent about twice the CPU on a
+    /// 14-branch `service_name` selector written that way).
+    StreamAny(Vec<Vec<StreamMatcher>>),
     /// `f:="v"`: the field equals the value exactly.
     Exact {
         /// The field name.
@@ -125,6 +131,20 @@ impl Filter {
         }
     }
 
+    /// Streams matching any of `groups`, as one stream filter: no group is
+    /// [`Filter::Nothing`], one is a plain [`Filter::Stream`], an empty group
+    /// matches every stream.
+    pub fn stream_any(mut groups: Vec<Vec<StreamMatcher>>) -> Filter {
+        if groups.iter().any(Vec::is_empty) {
+            return Filter::All;
+        }
+        match groups.len() {
+            0 => Filter::Nothing,
+            1 => Filter::Stream(groups.pop().unwrap_or_default()),
+            _ => Filter::StreamAny(groups),
+        }
+    }
+
     /// Negation, simplifying `!*`, `!!*` and double negation.
     #[allow(clippy::should_implement_trait)]
     pub fn not(f: Filter) -> Filter {
@@ -157,6 +177,17 @@ fn write_number(f: &mut fmt::Formatter<'_>, v: f64) -> fmt::Result {
     }
 }
 
+/// `a="x", b=~"y"`: the matchers of one stream-filter group.
+fn write_group(f: &mut fmt::Formatter<'_>, ms: &[StreamMatcher]) -> fmt::Result {
+    for (i, m) in ms.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{m}")?;
+    }
+    Ok(())
+}
+
 impl fmt::Display for Filter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -165,11 +196,18 @@ impl fmt::Display for Filter {
             Filter::Stream(ms) if ms.is_empty() => f.write_str("*"),
             Filter::Stream(ms) => {
                 f.write_str("{")?;
-                for (i, m) in ms.iter().enumerate() {
+                write_group(f, ms)?;
+                f.write_str("}")
+            }
+            Filter::StreamAny(groups) if groups.is_empty() => f.write_str("!*"),
+            Filter::StreamAny(groups) if groups.iter().any(Vec::is_empty) => f.write_str("*"),
+            Filter::StreamAny(groups) => {
+                f.write_str("{")?;
+                for (i, g) in groups.iter().enumerate() {
                     if i > 0 {
-                        f.write_str(", ")?;
+                        f.write_str(" or ")?;
                     }
-                    write!(f, "{m}")?;
+                    write_group(f, g)?;
                 }
                 f.write_str("}")
             }

@@ -359,7 +359,7 @@ mod tests {
         let p = RangePlan::lower(&r, &d).unwrap();
         assert_eq!(
             p.query.to_string(),
-            r#"{service_name="api"} or {service_name="", service="api"} or {service_name="", service="", app="api"}"#
+            r#"{service_name="api" or service_name="", service="api" or service_name="", service="", app="api"}"#
         );
         // Without discovery the selector reads the stored label only.
         assert_eq!(

@@ -41,14 +41,16 @@ fn url(base: &str, path: &str, extra: &[(&str, &str)]) -> String {
 fn api_filter() -> String {
     let mut chain = vec!["service_name"];
     chain.extend(proxy::drilldown::discovery::SERVICE_NAME_LABELS);
-    (0..chain.len())
+    let groups = (0..chain.len())
         .map(|i| {
             let mut ms: Vec<String> = chain[..i].iter().map(|l| format!(r#"{l}="""#)).collect();
             ms.push(format!(r#"{}="api""#, chain[i]));
-            format!("{{{}}}", ms.join(", "))
+            ms.join(", ")
         })
         .collect::<Vec<_>>()
-        .join(" or ")
+        .join(" or ");
+    // One stream filter with a group per link of the chain.
+    format!("{{{groups}}}")
 }
 
 #[tokio::test]

@@ -80,7 +80,7 @@ async fn sum_by_service_name_groups_by_stream_and_maps_each() {
     assert_eq!(q.len(), 1, "{q:?}");
     // The selector reads the derived name; the grouping is the stream.
     assert!(
-        q[0].starts_with(r#"{service_name=~".+"} or {service_name="", service=~".+"} or "#),
+        q[0].starts_with(r#"{service_name=~".+" or service_name="", service=~".+" or "#),
         "{}",
         q[0]
     );
@@ -177,7 +177,7 @@ async fn sum_by_detected_level_counts_level_fields_in_vl_and_lines_in_rows() {
     assert_eq!(q.len(), 2, "{q:?}");
     let stats = q.iter().find(|q| q.contains(" | stats ")).unwrap();
     let rows = q.iter().find(|q| !q.contains(" | stats ")).unwrap();
-    assert!(stats.starts_with(r#"{service_name="api"} or "#), "{stats}");
+    assert!(stats.starts_with(r#"{service_name="api" or "#), "{stats}");
     // Every entry is counted; a group without a level field calls for the rows.
     assert!(!stats.contains(r#""detected_level":* or "#), "{stats}");
     assert!(

@@ -12,7 +12,9 @@
 use logql_parser::{MatchOp, Matcher};
 
 use crate::error::LowerError;
-use crate::filter::{Filter, StreamMatcher, StreamOp};
+#[cfg(test)]
+use crate::filter::Filter;
+use crate::filter::{StreamMatcher, StreamOp};
 
 /// The label Loki gives every stream.
 pub const SERVICE_NAME: &str = "service_name";
@@ -53,7 +55,22 @@ impl Discovery {
 ///
 /// # Errors
 /// [`LowerError::Unsupported`] when `m` holds a regex that does not compile.
+#[cfg(test)]
 pub(crate) fn service_name(m: &Matcher, labels: &[String]) -> Result<Filter, LowerError> {
+    Ok(Filter::stream_any(service_name_groups(m, labels)?))
+}
+
+/// The stream-filter groups (one per link of the derivation chain, plus the
+/// all-absent group for `unknown_service`) whose union is the set of streams
+/// whose derived `service_name` satisfies `m`. The caller adds the
+/// selector's other matchers to every group and writes one stream filter.
+///
+/// # Errors
+/// [`LowerError::Unsupported`] when `m` holds a regex that does not compile.
+pub(crate) fn service_name_groups(
+    m: &Matcher,
+    labels: &[String],
+) -> Result<Vec<Vec<StreamMatcher>>, LowerError> {
     let op = stream_op(m.op);
     // The chain: the stored label first, then the candidates; a candidate
     // that repeats an earlier one can never be the first non-empty one.
@@ -89,12 +106,12 @@ pub(crate) fn service_name(m: &Matcher, labels: &[String]) -> Result<Filter, Low
             op,
             value: m.value.clone(),
         });
-        branches.push(Filter::Stream(ms));
+        branches.push(ms);
     }
     if matches_value(m, UNKNOWN_SERVICE)? {
-        branches.push(Filter::Stream(chain.iter().map(|l| absent(l)).collect()));
+        branches.push(chain.iter().map(|l| absent(l)).collect());
     }
-    Ok(Filter::or(branches))
+    Ok(branches)
 }
 
 fn stream_op(op: MatchOp) -> StreamOp {
@@ -141,7 +158,7 @@ mod tests {
         let f = service_name(&m(MatchOp::Eq, "api"), &labels(&["service", "app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name="api"} or {service_name="", service="api"} or {service_name="", service="", app="api"}"#
+            r#"{service_name="api" or service_name="", service="api" or service_name="", service="", app="api"}"#
         );
     }
 
@@ -150,7 +167,7 @@ mod tests {
         let f = service_name(&m(MatchOp::Eq, "unknown_service"), &labels(&["app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name="unknown_service"} or {service_name="", app="unknown_service"} or {service_name="", app=""}"#
+            r#"{service_name="unknown_service" or service_name="", app="unknown_service" or service_name="", app=""}"#
         );
     }
 
@@ -159,22 +176,22 @@ mod tests {
         let f = service_name(&m(MatchOp::Neq, "api"), &labels(&["app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name!="", service_name!="api"} or {service_name="", app!="", app!="api"} or {service_name="", app=""}"#
+            r#"{service_name!="", service_name!="api" or service_name="", app!="", app!="api" or service_name="", app=""}"#
         );
         let f = service_name(&m(MatchOp::Re, "ap.*"), &labels(&["app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name=~"ap.*"} or {service_name="", app=~"ap.*"}"#
+            r#"{service_name=~"ap.*" or service_name="", app=~"ap.*"}"#
         );
         let f = service_name(&m(MatchOp::Re, "a|"), &labels(&["app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name!="", service_name=~"a|"} or {service_name="", app!="", app=~"a|"}"#
+            r#"{service_name!="", service_name=~"a|" or service_name="", app!="", app=~"a|"}"#
         );
         let f = service_name(&m(MatchOp::Nre, "unknown.*"), &labels(&["app", "app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name!="", service_name!~"unknown.*"} or {service_name="", app!="", app!~"unknown.*"}"#
+            r#"{service_name!="", service_name!~"unknown.*" or service_name="", app!="", app!~"unknown.*"}"#
         );
     }
 

@@ -20,7 +20,10 @@ pub(crate) fn lower(selector: &Selector, discovery: &Discovery) -> Result<Filter
     let mut derived = Vec::new();
     for m in &selector.matchers {
         if m.name == SERVICE_NAME && discovery.service_name() {
-            derived.push(discovery::service_name(m, &discovery.service_name_labels)?);
+            derived.push(discovery::service_name_groups(
+                m,
+                &discovery.service_name_labels,
+            )?);
             continue;
         }
         stored.push(StreamMatcher {
@@ -34,12 +37,24 @@ pub(crate) fn lower(selector: &Selector, discovery: &Discovery) -> Result<Filter
             value: m.value.clone(),
         });
     }
-    let stored = if stored.is_empty() {
-        Filter::All
-    } else {
-        Filter::Stream(stored)
+    let mut derived = derived.into_iter();
+    let Some(first) = derived.next() else {
+        return Ok(if stored.is_empty() {
+            Filter::All
+        } else {
+            Filter::Stream(stored)
+        });
     };
-    Ok(Filter::and(std::iter::once(stored).chain(derived)))
+    // One stream filter: the stored matchers repeated in every group of the
+    // first derived matcher. A second `service_name` matcher (rare) is its
+    // own stream filter beside it.
+    let merged = first
+        .into_iter()
+        .map(|group| stored.iter().cloned().chain(group).collect())
+        .collect();
+    Ok(Filter::and(
+        std::iter::once(Filter::stream_any(merged)).chain(derived.map(Filter::stream_any)),
+    ))
 }
 
 #[cfg(test)]
@@ -87,12 +102,12 @@ mod tests {
         ]);
         assert_eq!(
             lower(&s, &on()).unwrap().to_string(),
-            r#"{env="prod"} and ({service_name="api"} or {service_name="", service="api"} or {service_name="", service="", app="api"})"#
+            r#"{env="prod", service_name="api" or env="prod", service_name="", service="api" or env="prod", service_name="", service="", app="api"}"#
         );
         let only = sel(&[("service_name", MatchOp::Eq, "unknown_service")]);
         assert_eq!(
             lower(&only, &on()).unwrap().to_string(),
-            r#"{service_name="unknown_service"} or {service_name="", service="unknown_service"} or {service_name="", service="", app="unknown_service"} or {service_name="", service="", app=""}"#
+            r#"{service_name="unknown_service" or service_name="", service="unknown_service" or service_name="", service="", app="unknown_service" or service_name="", service="", app=""}"#
         );
     }
 

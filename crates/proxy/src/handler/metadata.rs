@@ -317,8 +317,8 @@ mod tests {
         assert_eq!(
             series_queries(&f, &app_then_job()).unwrap(),
             [concat!(
-                r#"{env="p"} and ({service_name="api"} or {service_name="", app="api"} "#,
-                r#"or {service_name="", app="", job="api"})"#
+                r#"{env="p", service_name="api" or env="p", service_name="", app="api" "#,
+                r#"or env="p", service_name="", app="", job="api"}"#
             )]
         );
     }
