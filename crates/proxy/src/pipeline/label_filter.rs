@@ -26,7 +26,40 @@ pub struct StrMatcher {
     pub name: String,
     op: MatchOp,
     value: String,
-    re: Option<Regex>,
+    re: Option<Pattern>,
+}
+
+/// A compiled regex, or the two patterns Grafana sends all the time
+/// (`=~".+"`, `=~".*"`) answered without building a regex per request.
+#[derive(Debug, Clone)]
+enum Pattern {
+    /// `.*`: every value.
+    Any,
+    /// `.+`: every non-empty value.
+    NonEmpty,
+    /// Anything else, anchored.
+    Regex(Regex),
+}
+
+impl Pattern {
+    fn new(re: &str) -> Result<Self, String> {
+        Ok(match re {
+            ".*" => Pattern::Any,
+            ".+" => Pattern::NonEmpty,
+            _ => Pattern::Regex(
+                Regex::new(&format!("^(?s:{re})$"))
+                    .map_err(|e| format!("error parsing regexp: {e}"))?,
+            ),
+        })
+    }
+
+    fn is_match(&self, v: &str) -> bool {
+        match self {
+            Pattern::Any => true,
+            Pattern::NonEmpty => !v.is_empty(),
+            Pattern::Regex(r) => r.is_match(v),
+        }
+    }
 }
 
 impl StrMatcher {
@@ -36,10 +69,7 @@ impl StrMatcher {
     /// The regex compile error.
     pub fn new(m: &Matcher) -> Result<Self, String> {
         let re = match m.op {
-            MatchOp::Re | MatchOp::Nre => Some(
-                Regex::new(&format!("^(?s:{})$", m.value))
-                    .map_err(|e| format!("error parsing regexp: {e}"))?,
-            ),
+            MatchOp::Re | MatchOp::Nre => Some(Pattern::new(&m.value)?),
             _ => None,
         };
         Ok(Self {
@@ -292,6 +322,38 @@ mod tests {
             value,
         })
         .unwrap()
+    }
+
+    #[test]
+    fn match_all_patterns_agree_with_the_regex() {
+        let values = ["", "a", "\n", "multi\nline", "é"];
+        for (pattern, op) in [
+            (".*", MatchOp::Re),
+            (".+", MatchOp::Re),
+            (".*", MatchOp::Nre),
+            (".+", MatchOp::Nre),
+        ] {
+            let fast = StrMatcher::new(&Matcher {
+                name: "x".into(),
+                op,
+                value: pattern.into(),
+            })
+            .unwrap();
+            // The same pattern spelled so that it takes the regex path.
+            let slow = StrMatcher::new(&Matcher {
+                name: "x".into(),
+                op,
+                value: format!("(?:{pattern})"),
+            })
+            .unwrap();
+            for v in values {
+                assert_eq!(
+                    fast.matches(v),
+                    slow.matches(v),
+                    "{op:?} {pattern} on {v:?}"
+                );
+            }
+        }
     }
 
     #[test]
