@@ -13,6 +13,10 @@ pub(crate) fn unquote(raw: &str) -> Result<String, &'static str> {
         .strip_prefix('"')
         .and_then(|r| r.strip_suffix('"'))
         .ok_or("literal not terminated")?;
+    // Most literals have no escape: one copy instead of a push per char.
+    if !body.contains('\\') {
+        return Ok(body.to_string());
+    }
     let mut out = String::with_capacity(body.len());
     let mut chars = body.chars().peekable();
     while let Some(c) = chars.next() {

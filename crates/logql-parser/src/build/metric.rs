@@ -549,6 +549,24 @@ mod tests {
     }
 
     #[test]
+    fn spaces_inside_compound_atomic_rules() {
+        // `grouping`, `json_stage` and `logfmt_stage` spell their spaces out.
+        let spaced = r#"sum  by  (  a ,  b  ) (count_over_time({x = "y"}  | json  f = "g" ,  h | logfmt  --strict  k [5m]))"#;
+        let compact = r#"sum by(a,b)(count_over_time({x="y"}|json f="g",h|logfmt --strict k[5m]))"#;
+        assert_eq!(metric(spaced), metric(compact));
+        assert_eq!(
+            metric(compact).to_string(),
+            r#"sum by (a,b)(count_over_time({x="y"} | json f="g",h="h" | logfmt --strict k="k"[5m]))"#
+        );
+        for bad in [
+            r#"sum byx (a) (rate({x="y"}[5m]))"#,
+            r#"count_over_time({x="y"} | jsonx [5m])"#,
+        ] {
+            assert!(crate::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn range_and_vector_aggregations() {
         let m = metric(
             r#"topk by (app) (5, quantile_over_time(0.99, {a="b"} | json | unwrap duration(lat) | __error__="" [5m] offset 1h) by (app))"#,

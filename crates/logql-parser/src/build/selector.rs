@@ -19,10 +19,17 @@ pub(crate) fn selector(input: &str, p: Pair<'_, Rule>) -> Built<Selector> {
 /// Builds `name op "value"`, checking regexes as Prometheus' `NewMatcher` does.
 pub(crate) fn matcher(input: &str, p: Pair<'_, Rule>) -> Built<Matcher> {
     let mut it = p.into_inner();
-    let (Some(name), Some(op), Some(value)) = (it.next(), it.next(), it.next()) else {
+    let (Some(name), Some(value)) = (it.next(), it.next()) else {
         return Err(ParseError::Semantic("malformed matcher".into()));
     };
-    let op = match op.as_str() {
+    // `match_op` is silent: the operator is the text between the two pairs
+    // (the grammar only skips spaces around it).
+    let between = value
+        .get_input()
+        .get(name.as_span().end()..value.as_span().start())
+        .unwrap_or_default()
+        .trim_matches(' ');
+    let op = match between {
         "=" => MatchOp::Eq,
         "!=" => MatchOp::Neq,
         "=~" => MatchOp::Re,
