@@ -9,12 +9,14 @@
 //! * [`drain`]: Drain log-pattern mining.
 //! * [`humanize`]: Go's `go-humanize` byte parsing and printing, as Loki uses it.
 //! * [`streams`]: the stream index (label sets with their synthesized labels).
+//! * [`stats_rows`]: borrowed decoding of VictoriaLogs `stats` answers.
 
 pub mod discovery;
 pub mod drain;
 pub mod fields;
 pub mod humanize;
 pub mod logs;
+pub mod stats_rows;
 pub mod streams;
 
 /// The `X-Query-Tags` value Logs Drilldown sends on every call.

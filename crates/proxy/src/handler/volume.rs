@@ -8,7 +8,7 @@
 //! TSDB index does, sorts by value then name and keeps `limit`.
 //! Loki reports chunk sizes rounded to KiB; lokivl reports exact bytes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use axum::response::Response;
 use http::StatusCode;
@@ -17,6 +17,7 @@ use super::drilldown_limits::VOLUME_MAX_SERIES;
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::drilldown::discovery::{DETECTED_LEVEL, LEVEL_FIELDS, UNKNOWN_LEVEL, normalize_level};
+use crate::drilldown::stats_rows::for_each_row;
 use crate::drilldown::streams::{Selection, derive_labels, select};
 use crate::encode::stats::{Summary, write_stats_field};
 use crate::error::ApiError;
@@ -82,54 +83,67 @@ pub async fn stream_stats(
         ("start", s.as_str()),
         ("end", e.as_str()),
     ];
-    let body = state.backend.post_form(Endpoint::Query, &form).await?;
+    let mut body = state.backend.post_form(Endpoint::Query, &form).await?;
     let mut out = Vec::new();
-    for line in body[..]
-        .split(|b| *b == b'\n')
-        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
-    {
-        let row: BTreeMap<String, String> = serde_json::from_slice(line)
-            .map_err(|e| bad_gateway(format!("invalid stats row: {e}")))?;
-        let get = |k: &str| row.get(k).map_or("", String::as_str);
-        let mut labels = derive_labels(match get("_stream") {
-            "" => "{}",
-            s => s,
-        })?;
-        if with_level {
-            let level = std::iter::once(DETECTED_LEVEL)
-                .chain(LEVEL_FIELDS.iter().copied())
-                .map(get)
-                .find(|v| !v.is_empty())
-                .map_or_else(
-                    || UNKNOWN_LEVEL.to_owned(),
-                    |v| normalize_level(v).into_owned(),
-                );
-            labels.retain(|(k, _)| k != DETECTED_LEVEL);
-            let at = labels.partition_point(|(k, _)| k.as_str() < DETECTED_LEVEL);
-            labels.insert(at, (DETECTED_LEVEL.to_owned(), level));
-        }
-        if !sel.keeps(&labels) {
-            continue;
-        }
-        let bucket = match step {
-            Some(_) => Some(
-                crate::ndjson::time::parse_rfc3339_nanos(get("_time"))
-                    .ok_or_else(|| bad_gateway(format!("bad bucket time {:?}", get("_time"))))?,
-            ),
-            None => None,
-        };
-        let num = |k: &str| {
-            get(k)
-                .parse::<u64>()
-                .map_err(|e| bad_gateway(format!("bad {k}: {e}")))
-        };
-        out.push(StreamStats {
-            labels,
-            bucket,
-            entries: num("e")?,
-            bytes: num("b")?,
-        });
-    }
+    // With a step, a stream has one row per bucket: derive its labels once
+    // (without one, every row is another stream and a cache only costs).
+    let mut derived: HashMap<&str, Vec<(String, String)>> = HashMap::new();
+    for_each_row(
+        &mut body[..],
+        |row| {
+            let get = |k: &str| row.iter().find(|(n, _)| *n == k).map_or("", |(_, v)| *v);
+            let stream = match get("_stream") {
+                "" => "{}",
+                s => s,
+            };
+            let mut labels = match (step, derived.get(stream)) {
+                (None, _) => derive_labels(stream)?,
+                (Some(_), Some(l)) => l.clone(),
+                (Some(_), None) => {
+                    let l = derive_labels(stream)?;
+                    derived.insert(stream, l.clone());
+                    l
+                }
+            };
+            if with_level {
+                let level = std::iter::once(DETECTED_LEVEL)
+                    .chain(LEVEL_FIELDS.iter().copied())
+                    .map(get)
+                    .find(|v| !v.is_empty())
+                    .map_or_else(
+                        || UNKNOWN_LEVEL.to_owned(),
+                        |v| normalize_level(v).into_owned(),
+                    );
+                labels.retain(|(k, _)| k != DETECTED_LEVEL);
+                let at = labels.partition_point(|(k, _)| k.as_str() < DETECTED_LEVEL);
+                labels.insert(at, (DETECTED_LEVEL.to_owned(), level));
+            }
+            if !sel.keeps(&labels) {
+                return Ok(());
+            }
+            let bucket = match step {
+                Some(_) => Some(
+                    crate::ndjson::time::parse_rfc3339_nanos(get("_time")).ok_or_else(|| {
+                        bad_gateway(format!("bad bucket time {:?}", get("_time")))
+                    })?,
+                ),
+                None => None,
+            };
+            let num = |k: &str| {
+                get(k)
+                    .parse::<u64>()
+                    .map_err(|e| bad_gateway(format!("bad {k}: {e}")))
+            };
+            out.push(StreamStats {
+                labels,
+                bucket,
+                entries: num("e")?,
+                bytes: num("b")?,
+            });
+            Ok(())
+        },
+        bad_gateway,
+    )?;
     Ok(out)
 }
 
