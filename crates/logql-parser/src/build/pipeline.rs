@@ -42,9 +42,10 @@ pub(crate) fn pipeline(input: &str, p: Pair<'_, Rule>) -> Built<Vec<Stage>> {
 
 fn stage(input: &str, p: Pair<'_, Rule>, out: &mut Vec<Stage>) -> Built<()> {
     let rule = p.as_rule();
+    let text = p.as_str();
     let mut it = p.into_inner();
     let st = match rule {
-        Rule::line_filter => return line_filter(input, it, out),
+        Rule::line_filter => return line_filter(input, text, it, out),
         Rule::json_stage => {
             let ex = it.find(|c| c.as_rule() == Rule::extractions);
             Stage::Parser(Parser::Json(match ex {
@@ -149,13 +150,16 @@ fn extractions(input: &str, p: Pair<'_, Rule>) -> Built<Vec<LabelExtraction>> {
 
 /// Builds one line filter; negative `or` chains become separate filters, as
 /// Loki rewrites `!= "a" or "b"` into `!= "a" != "b"`.
+///
+/// `text` is the filter's text; it starts with the operator, which has no
+/// pair of its own.
 fn line_filter(
     input: &str,
-    mut it: pest::iterators::Pairs<'_, Rule>,
+    text: &str,
+    it: pest::iterators::Pairs<'_, Rule>,
     out: &mut Vec<Stage>,
 ) -> Built<()> {
-    let Some(op) = it.next() else { return Ok(()) };
-    let op = match op.as_str() {
+    let op = match text.get(..2).unwrap_or_default() {
         "|=" => LineFilterOp::Contains,
         "!=" => LineFilterOp::NotContains,
         "|~" => LineFilterOp::Regex,
@@ -264,6 +268,18 @@ mod tests {
                 ])),
             ]
         );
+    }
+
+    #[test]
+    fn line_filter_spaces_are_explicit() {
+        // `line_filter` is compound-atomic: its spaces are spelled out.
+        assert_eq!(
+            log(r#"{a="b"} |=  "x"  or  "y" !~ ip( "1.2.3.4" ) or ip("::1")"#),
+            log(r#"{a="b"}|="x"or"y"!~ip("1.2.3.4")or ip("::1")"#)
+        );
+        // The operator is one token, as in Loki's lexer.
+        assert!(crate::parse(r#"{a="b"} | = "x""#).is_err());
+        assert!(crate::parse(r#"{a="b"} |= "x" orr "y""#).is_err());
     }
 
     #[test]
