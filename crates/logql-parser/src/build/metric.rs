@@ -4,7 +4,7 @@
 use pest::iterators::{Pair, Pairs};
 
 use super::label_filter::{label_filter, literal};
-use super::pipeline::{log_expr, pipeline};
+use super::pipeline::{log_expr, stage};
 use super::selector::{anchored_regex, selector};
 use super::{Built, string, unexpected_at};
 use crate::ast::{
@@ -218,10 +218,9 @@ fn infix(p: Pair<'_, Rule>) -> Built<Infix> {
 
 fn labels_of(it: Pairs<'_, Rule>) -> Built<Vec<String>> {
     let mut out = Vec::new();
-    for l in it.filter(|c| c.as_rule() == Rule::labels) {
-        for i in l.into_inner() {
-            out.push(super::ident(&i)?);
-        }
+    // `labels` is silent: its identifiers are direct children.
+    for i in it.filter(|c| c.as_rule() == Rule::identifier) {
+        out.push(super::ident(&i)?);
     }
     Ok(out)
 }
@@ -423,7 +422,6 @@ fn log_range(input: &str, p: Pair<'_, Rule>) -> Built<LogRange> {
         match c.as_rule() {
             Rule::log_range => return log_range(input, c),
             Rule::selector => sel = Some(selector(input, c)?),
-            Rule::pipeline => stages = pipeline(input, c)?,
             Rule::range => {
                 let start = c.as_span().start();
                 let text = c.as_str();
@@ -454,7 +452,8 @@ fn log_range(input: &str, p: Pair<'_, Rule>) -> Built<LogRange> {
                 }
                 unwrap = Some(build_unwrap(input, c)?);
             }
-            _ => {}
+            // `pipeline` is silent: any other child is a stage.
+            _ => stage(input, c, &mut stages)?,
         }
     }
     let (Some(selector), Some(interval)) = (sel, interval) else {
@@ -554,6 +553,10 @@ mod tests {
         let spaced = r#"sum  by  (  a ,  b  ) (count_over_time({x = "y"}  | json  f = "g" ,  h | logfmt  --strict  k [5m]))"#;
         let compact = r#"sum by(a,b)(count_over_time({x="y"}|json f="g",h|logfmt --strict k[5m]))"#;
         assert_eq!(metric(spaced), metric(compact));
+        assert_eq!(
+            metric("vector(1) + on ( a , b ) group_left ( c ) vector(2)"),
+            metric("vector(1)+on(a,b)group_left(c)vector(2)")
+        );
         assert_eq!(
             metric(compact).to_string(),
             r#"sum by (a,b)(count_over_time({x="y"} | json f="g",h="h" | logfmt --strict k="k"[5m]))"#

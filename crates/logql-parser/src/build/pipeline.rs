@@ -19,8 +19,8 @@ pub(crate) fn log_expr(input: &str, p: Pair<'_, Rule>) -> Built<LogExpr> {
     for c in it.by_ref() {
         match c.as_rule() {
             Rule::selector => sel = Some(selector(input, c)?),
-            Rule::pipeline => stages = pipeline(input, c)?,
-            _ => {}
+            // `pipeline` is silent: the stages are children of `log_expr`.
+            _ => stage(input, c, &mut stages)?,
         }
     }
     let selector =
@@ -31,16 +31,8 @@ pub(crate) fn log_expr(input: &str, p: Pair<'_, Rule>) -> Built<LogExpr> {
     })
 }
 
-/// Builds every stage of a `pipeline` pair, in order.
-pub(crate) fn pipeline(input: &str, p: Pair<'_, Rule>) -> Built<Vec<Stage>> {
-    let mut out = Vec::new();
-    for s in p.into_inner() {
-        stage(input, s, &mut out)?;
-    }
-    Ok(out)
-}
-
-fn stage(input: &str, p: Pair<'_, Rule>, out: &mut Vec<Stage>) -> Built<()> {
+/// Builds one pipeline stage onto `out`; other pairs are ignored.
+pub(crate) fn stage(input: &str, p: Pair<'_, Rule>, out: &mut Vec<Stage>) -> Built<()> {
     let rule = p.as_rule();
     let text = p.as_str();
     let mut it = p.into_inner();
