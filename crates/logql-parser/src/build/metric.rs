@@ -71,6 +71,16 @@ fn lower(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The function name an aggregation's text starts with (`range_op` and
+/// `vector_op` are silent rules, so they have no pair).
+fn leading_name(s: &str) -> &str {
+    let end = s
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
+        .unwrap_or(s.len());
+    s.get(..end).unwrap_or_default()
+}
+
 fn prec(op: BinaryOp) -> (u8, bool) {
     use BinaryOp::*;
     match op {
@@ -288,13 +298,11 @@ fn label_replace(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
 }
 
 fn vector_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
-    let (mut op, mut param, mut inner, mut group) = (VectorOp::Sum, None, None, None);
+    let op = VectorOp::from_name(&lower(leading_name(p.as_str()))).unwrap_or(VectorOp::Sum);
+    let (mut param, mut inner, mut group) = (None, None, None);
     let mut inner_pair = None;
     for c in p.into_inner() {
         match c.as_rule() {
-            Rule::vector_op => {
-                op = VectorOp::from_name(&lower(c.as_str())).unwrap_or(VectorOp::Sum)
-            }
             Rule::number => param = Some(c.as_str().to_string()),
             Rule::metric_expr => inner_pair = Some(c),
             Rule::grouping => group = Some(grouping(c)?),
@@ -348,10 +356,10 @@ fn vector_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
 }
 
 fn range_agg(input: &str, p: Pair<'_, Rule>) -> Built<MetricExpr> {
-    let (mut op, mut param, mut range, mut group) = (RangeOp::Rate, None, None, None);
+    let op = RangeOp::from_name(&lower(leading_name(p.as_str()))).unwrap_or(RangeOp::Rate);
+    let (mut param, mut range, mut group) = (None, None, None);
     for c in p.into_inner() {
         match c.as_rule() {
-            Rule::range_op => op = RangeOp::from_name(&lower(c.as_str())).unwrap_or(RangeOp::Rate),
             Rule::number => param = Some(c.as_str().to_string()),
             Rule::log_range => range = Some(log_range(input, c)?),
             Rule::grouping => group = Some(grouping(c)?),
@@ -553,6 +561,29 @@ mod tests {
         let spaced = r#"sum  by  (  a ,  b  ) (count_over_time({x = "y"}  | json  f = "g" ,  h | logfmt  --strict  k [5m]))"#;
         let compact = r#"sum by(a,b)(count_over_time({x="y"}|json f="g",h|logfmt --strict k[5m]))"#;
         assert_eq!(metric(spaced), metric(compact));
+        for (spaced, compact) in [
+            (
+                r#"topk ( 5 , sum by ( a ) ( rate ( {x="y"} [5m] ) ) )"#,
+                r#"topk(5,sum by(a)(rate({x="y"}[5m])))"#,
+            ),
+            (
+                r#"quantile_over_time ( 0.9 , {x="y"} | unwrap l [5m] ) by ( a )"#,
+                r#"quantile_over_time(0.9,{x="y"}|unwrap l[5m])by(a)"#,
+            ),
+            (
+                r#"sum ( count_over_time ( ( {x="y"} |= "a" ) [5m] ) ) without ( b )"#,
+                r#"sum(count_over_time(({x="y"}|="a")[5m]))without(b)"#,
+            ),
+        ] {
+            assert_eq!(metric(spaced), metric(compact), "{spaced}");
+        }
+        for bad in [
+            r#"sumx(rate({x="y"}[5m]))"#,
+            r#"ratex({x="y"}[5m])"#,
+            r#"sum(rate({x="y"}[5m])) byx (a)"#,
+        ] {
+            assert!(crate::parse(bad).is_err(), "{bad}");
+        }
         assert_eq!(
             metric("vector(1) + on ( a , b ) group_left ( c ) vector(2)"),
             metric("vector(1)+on(a,b)group_left(c)vector(2)")
