@@ -36,14 +36,14 @@ pub struct Field {
 
 /// Loki's `determineType`: int, float, boolean, Go duration, bytes, else string.
 pub fn determine_type(v: &str) -> &'static str {
+    if !may_be_numeric(v) {
+        return if is_bool(v) { "boolean" } else { "string" };
+    }
     if v.parse::<i64>().is_ok() && !v.starts_with('+') {
         "int"
     } else if crate::pipeline::label_filter::parse_float(v).is_ok() {
         "float"
-    } else if matches!(
-        v,
-        "1" | "t" | "T" | "TRUE" | "true" | "True" | "0" | "f" | "F" | "FALSE" | "false" | "False"
-    ) {
+    } else if is_bool(v) {
         "boolean"
     } else if logql_parser::Duration::parse_go(v).is_ok() {
         "duration"
@@ -52,6 +52,28 @@ pub fn determine_type(v: &str) -> &'static str {
     } else {
         "string"
     }
+}
+
+/// Go's `strconv.ParseBool` spellings.
+fn is_bool(v: &str) -> bool {
+    matches!(
+        v,
+        "1" | "t" | "T" | "TRUE" | "true" | "True" | "0" | "f" | "F" | "FALSE" | "false" | "False"
+    )
+}
+
+/// Whether `v` can be an int, float, duration or byte size: each of those
+/// starts (after a sign, or spaces for sizes) with a digit, `.` or `,`, or
+/// is `inf`/`infinity`/`nan`. Anything else skips their parsers, whose
+/// failures format an error message; a non-ASCII first byte (a Unicode
+/// space may be trimmed) takes the full path.
+fn may_be_numeric(v: &str) -> bool {
+    v.as_bytes().first().is_none_or(|&c| {
+        c.is_ascii_digit()
+            || c.is_ascii_whitespace()
+            || !c.is_ascii()
+            || matches!(c, b'+' | b'-' | b'.' | b',' | b'i' | b'I' | b'n' | b'N')
+    })
 }
 
 /// Labels, the parser that produced them, and JSON paths by label.
@@ -72,36 +94,67 @@ type EntryFields = (
 /// line is a JSON object that parses cleanly, else logfmt, else nothing.
 /// Returns the labels, the parser name and JSON paths by label.
 pub fn reparse(stream: &[(String, String)], line: &str) -> Reparsed {
-    let mut lbs = LabelsBuilder::new();
-    lbs.reset(stream.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    let hints = Hints::default();
-    JsonParser::default().process(line, &mut lbs, &hints);
-    let mut parser = "json";
-    if lbs.has_err() || !is_object(line) {
-        lbs.reset(stream.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        LogfmtParser::new(false, false, Vec::new()).process(line, &mut lbs, &hints);
-        parser = "logfmt";
-        if lbs.has_err() {
-            return (Vec::new(), None, BTreeMap::new());
+    Reparser::default().reparse(stream.iter().map(|(k, v)| (k.as_str(), v.as_str())), line)
+}
+
+/// [`reparse`] with its label builder and parsers kept across entries, so
+/// that a detected-fields run does not allocate them once per entry.
+#[derive(Debug)]
+struct Reparser {
+    lbs: LabelsBuilder,
+    json: JsonParser,
+    logfmt: LogfmtParser,
+    hints: Hints,
+}
+
+impl Default for Reparser {
+    fn default() -> Self {
+        Self {
+            lbs: LabelsBuilder::new(),
+            json: JsonParser::default(),
+            logfmt: LogfmtParser::new(false, false, Vec::new()),
+            hints: Hints::default(),
         }
     }
-    let mut out = Vec::new();
-    lbs.for_each(|k, v, c| {
-        if c == Category::Parsed && k != ERROR && k != ERROR_DETAILS {
-            out.push((k.to_owned(), v.to_owned()));
+}
+
+impl Reparser {
+    /// [`reparse`] over `stream` pairs given as an iterator.
+    fn reparse<'s>(
+        &mut self,
+        stream: impl Iterator<Item = (&'s str, &'s str)> + Clone,
+        line: &str,
+    ) -> Reparsed {
+        let lbs = &mut self.lbs;
+        lbs.reset(stream.clone());
+        self.json.process(line, lbs, &self.hints);
+        let mut parser = "json";
+        if lbs.has_err() || !is_object(line) {
+            lbs.reset(stream.clone());
+            self.logfmt.process(line, lbs, &self.hints);
+            parser = "logfmt";
+            if lbs.has_err() {
+                return (Vec::new(), None, BTreeMap::new());
+            }
         }
-    });
-    if out.is_empty() && parser == "logfmt" {
-        // Loki's logfmt parser "succeeds" on any line; a line without a
-        // single pair still counts as logfmt with no fields.
-        return (out, Some(parser), BTreeMap::new());
+        let mut out = Vec::new();
+        lbs.for_each(|k, v, c| {
+            if c == Category::Parsed && k != ERROR && k != ERROR_DETAILS {
+                out.push((k.to_owned(), v.to_owned()));
+            }
+        });
+        if out.is_empty() && parser == "logfmt" {
+            // Loki's logfmt parser "succeeds" on any line; a line without a
+            // single pair still counts as logfmt with no fields.
+            return (out, Some(parser), BTreeMap::new());
+        }
+        let paths = if parser == "json" {
+            json_paths(line, |k| stream.clone().any(|(s, _)| s == k))
+        } else {
+            BTreeMap::new()
+        };
+        (out, Some(parser), paths)
     }
-    let paths = if parser == "json" {
-        json_paths(line, stream)
-    } else {
-        BTreeMap::new()
-    };
-    (out, Some(parser), paths)
 }
 
 fn is_object(line: &str) -> bool {
@@ -109,7 +162,7 @@ fn is_object(line: &str) -> bool {
 }
 
 /// Every scalar member's label name with its original path components.
-fn json_paths(line: &str, stream: &[(String, String)]) -> BTreeMap<String, Vec<String>> {
+fn json_paths(line: &str, is_label: impl Fn(&str) -> bool) -> BTreeMap<String, Vec<String>> {
     fn walk(
         obj: &str,
         path: &mut Vec<String>,
@@ -142,7 +195,7 @@ fn json_paths(line: &str, stream: &[(String, String)]) -> BTreeMap<String, Vec<S
     // A key that collides with a stream label is reported as `<key>_extracted`.
     out.into_iter()
         .map(|(k, p)| {
-            if stream.iter().any(|(s, _)| *s == k) {
+            if is_label(&k) {
                 (format!("{k}_extracted"), p)
             } else {
                 (k, p)
@@ -152,7 +205,7 @@ fn json_paths(line: &str, stream: &[(String, String)]) -> BTreeMap<String, Vec<S
 }
 
 /// The parsed labels of an entry: the query's own parsed labels plus a fresh parse.
-fn entry_fields(stream: &[(String, String)], e: &Entry) -> EntryFields {
+fn entry_fields(rp: &mut Reparser, stream: &[(String, String)], e: &Entry) -> EntryFields {
     let mut parsed: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (k, v) in &e.parsed {
         if k != ERROR && k != ERROR_DETAILS && k != PRESERVE_ERROR {
@@ -160,12 +213,11 @@ fn entry_fields(stream: &[(String, String)], e: &Entry) -> EntryFields {
         }
     }
     // Loki parses with the stream labels minus the names the query parsed.
-    let base: Vec<(String, String)> = stream
+    let base = stream
         .iter()
         .filter(|(k, _)| !parsed.contains_key(k))
-        .cloned()
-        .collect();
-    let (fresh, parser, paths) = reparse(&base, &e.line);
+        .map(|(k, v)| (k.as_str(), v.as_str()));
+    let (fresh, parser, paths) = rp.reparse(base, &e.line);
     for (k, v) in fresh {
         let vals = parsed.entry(k).or_default();
         if !vals.contains(&v) {
@@ -178,45 +230,59 @@ fn entry_fields(stream: &[(String, String)], e: &Entry) -> EntryFields {
 /// Loki's `parseDetectedFields`, keeping at most `limit` fields.
 pub fn detect(streams: &[Stream], limit: usize) -> BTreeMap<String, Field> {
     let mut out: BTreeMap<String, Field> = BTreeMap::new();
+    let mut rp = Reparser::default();
     for s in streams {
         for e in &s.entries {
             for (k, v) in &e.metadata {
-                let Some(f) = slot(&mut out, k, limit, None) else {
+                let Some(f) = slot(&mut out, k, limit, || None) else {
                     continue;
                 };
                 f.kind = determine_type(v);
-                f.values.insert(v.clone());
+                insert_value(&mut f.values, v);
             }
-            let (parsed, parser, paths) = entry_fields(&s.labels, e);
+            let (parsed, parser, paths) = entry_fields(&mut rp, &s.labels, e);
             for (k, vals) in parsed {
-                let parsers: Vec<String> = parser.iter().map(|p| (*p).to_owned()).collect();
-                let Some(f) = slot(&mut out, &k, limit, Some(parsers.clone())) else {
+                let first = || Some(parser.map_or_else(Vec::new, |p| vec![p.to_owned()]));
+                let Some(f) = slot(&mut out, &k, limit, first) else {
                     continue;
                 };
                 let list = f.parsers.get_or_insert_with(Vec::new);
-                for p in parsers {
-                    if !list.contains(&p) {
-                        list.push(p);
-                    }
+                if let Some(p) = parser
+                    && !list.iter().any(|l| l == p)
+                {
+                    list.push(p.to_owned());
                 }
                 if parser == Some("json") {
-                    f.json_path = paths.get(&k).cloned();
+                    // The last entry's path wins, as in Loki.
+                    let path = paths.get(&k);
+                    if f.json_path.as_ref() != path {
+                        f.json_path = path.cloned();
+                    }
                 }
                 if let Some(first) = vals.first() {
                     f.kind = determine_type(first);
                 }
-                f.values.extend(vals);
+                for v in vals {
+                    insert_value(&mut f.values, &v);
+                }
             }
         }
     }
     out
 }
 
+/// Adds `v` to a field's distinct values, copying it only when new.
+fn insert_value(values: &mut BTreeSet<String>, v: &str) {
+    if !values.contains(v) {
+        values.insert(v.to_owned());
+    }
+}
+
 fn slot<'a>(
     out: &'a mut BTreeMap<String, Field>,
     name: &str,
     limit: usize,
-    parsers: Option<Vec<String>>,
+    parsers: impl FnOnce() -> Option<Vec<String>>,
 ) -> Option<&'a mut Field> {
     if !out.contains_key(name) {
         if out.len() >= limit {
@@ -227,7 +293,7 @@ fn slot<'a>(
             Field {
                 kind: "string",
                 values: BTreeSet::new(),
-                parsers,
+                parsers: parsers(),
                 json_path: None,
             },
         );
@@ -239,6 +305,7 @@ fn slot<'a>(
 /// labels, byte sizes rewritten, collected until `limit` values are known.
 pub fn values(streams: &[Stream], name: &str, limit: usize) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
+    let mut rp = Reparser::default();
     for s in streams {
         for e in &s.entries {
             if out.len() >= limit {
@@ -249,7 +316,7 @@ pub fn values(streams: &[Stream], name: &str, limit: usize) -> BTreeSet<String> 
                     out.insert(v.clone());
                 }
             }
-            let (parsed, _, _) = entry_fields(&s.labels, e);
+            let (parsed, _, _) = entry_fields(&mut rp, &s.labels, e);
             if let Some(vals) = parsed.get(name) {
                 for v in vals {
                     out.insert(humanize::normalize_bytes_value(v).unwrap_or_else(|| v.clone()));
@@ -285,6 +352,30 @@ mod tests {
         assert_eq!(determine_type("1.5h"), "duration");
         assert_eq!(determine_type("10KB"), "bytes");
         assert_eq!(determine_type("GET"), "string");
+        // The quick path for values that cannot be numbers agrees with the
+        // parsers on every edge the quick test lets through or stops.
+        for (v, t) in [
+            ("", "string"),
+            ("T", "boolean"),
+            ("False", "boolean"),
+            ("inf", "float"),
+            ("-Infinity", "float"),
+            ("NaN", "float"),
+            ("nil", "string"),
+            (".5", "float"),
+            ("+1", "float"),
+            ("-1", "int"),
+            (",5", "bytes"),
+            (" 5 kB", "bytes"),
+            ("\u{a0}5", "bytes"),
+            ("5\u{a0}", "bytes"),
+            ("-1.5h", "duration"),
+            ("e5", "string"),
+            ("x15ms", "string"),
+            ("kB", "string"),
+        ] {
+            assert_eq!(determine_type(v), t, "{v:?}");
+        }
     }
 
     #[test]
