@@ -6,7 +6,7 @@
 //! `categorize-labels` (so pipelines, OTel names and metadata behave exactly
 //! as there), and the answer is read back into [`Stream`]s.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
 
 use logql_parser::LogExpr;
 use serde::Deserialize;
@@ -40,29 +40,104 @@ pub struct Stream {
 }
 
 #[derive(Deserialize)]
-struct Answer {
-    data: Data,
+struct Answer<'a> {
+    #[serde(borrow)]
+    data: Data<'a>,
     #[serde(default)]
     warnings: Vec<String>,
 }
 
 #[derive(Deserialize)]
-struct Data {
-    result: Vec<RawStream>,
+struct Data<'a> {
+    #[serde(borrow)]
+    result: Vec<RawStream<'a>>,
 }
 
 #[derive(Deserialize)]
-struct RawStream {
-    stream: BTreeMap<String, String>,
-    values: Vec<(String, String, Categories)>,
+struct RawStream<'a> {
+    #[serde(borrow)]
+    stream: Pairs<'a>,
+    #[serde(borrow)]
+    values: Vec<(Cow<'a, str>, String, Categories<'a>)>,
 }
 
 #[derive(Deserialize, Default)]
-struct Categories {
-    #[serde(default, rename = "structuredMetadata")]
-    metadata: BTreeMap<String, String>,
-    #[serde(default)]
-    parsed: BTreeMap<String, String>,
+struct Categories<'a> {
+    #[serde(default, borrow, rename = "structuredMetadata")]
+    metadata: Pairs<'a>,
+    #[serde(default, borrow)]
+    parsed: Pairs<'a>,
+}
+
+/// A JSON object of strings read as pairs sorted by name (the last of a
+/// repeated name wins, as in a map), without building a map.
+#[derive(Default)]
+struct Pairs<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = Pairs<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of strings")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut m: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut v: Vec<(Cow<'a, str>, Cow<'a, str>)> = Vec::new();
+                while let Some((k, val)) = m.next_entry::<Borrowed<'a>, Borrowed<'a>>()? {
+                    v.push((k.0, val.0));
+                }
+                // Stable: of equal names the last stays last; keep only it.
+                v.sort_by(|a, b| a.0.cmp(&b.0));
+                let mut out: Vec<(Cow<'a, str>, Cow<'a, str>)> = Vec::with_capacity(v.len());
+                for p in v {
+                    match out.last_mut() {
+                        Some(last) if last.0 == p.0 => *last = p,
+                        _ => out.push(p),
+                    }
+                }
+                Ok(Pairs(out))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+impl Pairs<'_> {
+    fn into_owned(self) -> Vec<(String, String)> {
+        self.0
+            .into_iter()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect()
+    }
+}
+
+/// A string borrowed from the body when it has no escapes.
+struct Borrowed<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Borrowed<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = Borrowed<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Borrowed(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Borrowed(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Borrowed(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V(std::marker::PhantomData))
+    }
 }
 
 /// Fetched entries plus the warnings of the run (a bound reached).
@@ -159,12 +234,12 @@ pub fn parse_answer(body: &[u8]) -> Result<Fetched, ApiError> {
             entries.push(Entry {
                 ts,
                 line,
-                metadata: c.metadata.into_iter().collect(),
-                parsed: c.parsed.into_iter().collect(),
+                metadata: c.metadata.into_owned(),
+                parsed: c.parsed.into_owned(),
             });
         }
         streams.push(Stream {
-            labels: s.stream.into_iter().collect(),
+            labels: s.stream.into_owned(),
             entries,
         });
     }
@@ -192,5 +267,28 @@ mod tests {
         );
         assert_eq!(s.entries[1].parsed, vec![("x".to_owned(), "1".to_owned())]);
         assert!(parse_answer(b"{}").is_err());
+    }
+
+    #[test]
+    fn pairs_are_sorted_unescaped_and_the_last_repeat_wins() {
+        let body = br#"{"data":{"result":[{"stream":{"z":"1","a":"q\"x"},"values":[["5","l",{"structuredMetadata":{"k":"1","b":"2","k":"3"}}]]}]},"warnings":["w"]}"#;
+        let f = parse_answer(body).unwrap();
+        let s = &f.streams[0];
+        assert_eq!(
+            s.labels,
+            vec![
+                ("a".to_owned(), "q\"x".to_owned()),
+                ("z".to_owned(), "1".to_owned())
+            ]
+        );
+        assert_eq!(
+            s.entries[0].metadata,
+            vec![
+                ("b".to_owned(), "2".to_owned()),
+                ("k".to_owned(), "3".to_owned())
+            ]
+        );
+        assert_eq!(f.warnings, ["w"]);
+        assert!(parse_answer(br#"{"data":{"result":[{"stream":{"a":1},"values":[]}]}}"#).is_err());
     }
 }
