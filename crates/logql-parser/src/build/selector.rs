@@ -77,6 +77,13 @@ fn go_regex_error(full: &str) -> String {
 
 /// Whether the matcher accepts the empty string (Loki's "filter" matchers).
 pub(crate) fn matches_empty(m: &Matcher) -> bool {
+    // Grafana's `=~".+"` and `=~".*"` (Drilldown sends them on every
+    // request) are answered without compiling a regex.
+    match (m.op, m.value.as_str()) {
+        (MatchOp::Re, ".+") | (MatchOp::Nre, ".*") => return false,
+        (MatchOp::Re, ".*") | (MatchOp::Nre, ".+") => return true,
+        _ => {}
+    }
     match m.op {
         MatchOp::Eq => m.value.is_empty(),
         MatchOp::Neq => !m.value.is_empty(),
@@ -104,6 +111,18 @@ mod tests {
         assert!(matches_empty(&m(MatchOp::Neq, "x")));
         assert!(!matches_empty(&m(MatchOp::Neq, "")));
         assert!(matches_empty(&m(MatchOp::Nre, "bar|baz")));
+        assert!(!matches_empty(&m(MatchOp::Nre, ".*")));
+        assert!(matches_empty(&m(MatchOp::Nre, ".+")));
+        // The shortcuts agree with the regex path.
+        for v in [".*", ".+"] {
+            for op in [MatchOp::Re, MatchOp::Nre] {
+                let slow = match op {
+                    MatchOp::Re => anchored_regex(v).is_ok_and(|r| r.is_match("")),
+                    _ => !anchored_regex(v).is_ok_and(|r| r.is_match("")),
+                };
+                assert_eq!(matches_empty(&m(op, v)), slow, "{op:?} {v}");
+            }
+        }
     }
 
     #[test]
