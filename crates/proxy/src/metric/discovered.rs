@@ -62,6 +62,15 @@ pub fn stream_grouping(by: Vec<String>) -> Vec<String> {
     out
 }
 
+/// Removes VictoriaLogs' `_stream` group label and returns its value.
+fn take_stream(labels: &mut Labels) -> String {
+    labels
+        .iter()
+        .position(|(n, _)| n == STREAM_FIELD)
+        .map(|i| labels.remove(i).1)
+        .unwrap_or_default()
+}
+
 /// Replaces the `_stream` label of each series (grouped by
 /// [`stream_grouping`]) with the `service_name` Loki derives for that
 /// stream, applies the range aggregation's own `grouping`, and merges the
@@ -77,11 +86,7 @@ pub fn with_service_name(
     let mut by_labels: BTreeMap<Labels, Vec<(i64, Stats)>> = BTreeMap::new();
     for s in series {
         let mut labels = s.labels;
-        let stream = labels
-            .iter()
-            .position(|(n, _)| n == STREAM_FIELD)
-            .map(|i| labels.remove(i).1)
-            .unwrap_or_default();
+        let stream = take_stream(&mut labels);
         let name = service_name_of(&stream, discovery)?;
         labels.retain(|(n, _)| n != SERVICE_NAME);
         let at = labels.partition_point(|(n, _)| n.as_str() < SERVICE_NAME);
@@ -207,11 +212,7 @@ pub fn with_levels(
     let mut by_labels: BTreeMap<Labels, Vec<(i64, Stats)>> = BTreeMap::new();
     for s in series {
         let mut labels = s.labels;
-        let stream = labels
-            .iter()
-            .position(|(n, _)| n == STREAM_FIELD)
-            .map(|i| labels.remove(i).1)
-            .unwrap_or_default();
+        let stream = take_stream(&mut labels);
         let pairs = parse_stream(&stream)
             .map_err(|e| EngineError::Backend(format!("invalid _stream {stream:?}: {e}")))?;
         let stream_labels: Vec<(String, String)> = pairs

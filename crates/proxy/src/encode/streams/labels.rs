@@ -335,7 +335,13 @@ pub(super) fn write_label_key(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
 /// Writes `{"name":"value",…}`.
 pub(super) fn write_label_object(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
     out.push(b'{');
-    for (i, l) in labels.iter().enumerate() {
+    write_members(out, labels.iter());
+    out.push(b'}');
+}
+
+/// `"name":"value"` members, comma-separated.
+fn write_members<'a, 's: 'a>(out: &mut Vec<u8>, labels: impl Iterator<Item = &'a Lbl<'s>>) {
+    for (i, l) in labels.enumerate() {
         if i > 0 {
             out.push(b',');
         }
@@ -345,7 +351,6 @@ pub(super) fn write_label_object(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
         write_str_body(out, l.value);
         out.push(b'"');
     }
-    out.push(b'}');
 }
 
 /// Writes the third element of a categorized entry.
@@ -366,18 +371,7 @@ pub(super) fn write_categorized(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
         out.push(b'"');
         out.extend_from_slice(key.as_bytes());
         out.extend_from_slice(b"\":{");
-        let mut first = true;
-        for l in labels.iter().filter(|l| l.kind == kind) {
-            if !first {
-                out.push(b',');
-            }
-            first = false;
-            out.push(b'"');
-            l.name.write(out);
-            out.extend_from_slice(b"\":\"");
-            write_str_body(out, l.value);
-            out.push(b'"');
-        }
+        write_members(out, labels.iter().filter(|l| l.kind == kind));
         out.push(b'}');
     }
     out.push(b'}');
