@@ -104,6 +104,15 @@ impl Template {
         })
     }
 
+    /// The field names the template reads (every identifier of each `.a.b`
+    /// field, in `if`/`with`/`range` too), as Loki's `listNodeFields`
+    /// collects them: Loki's parser hints keep these labels extracted.
+    pub fn fields(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        fields_of_list(&self.root, &mut out);
+        out
+    }
+
     /// Renders one line's output, appending to `out`. On error `out` may hold
     /// partial output (Go's behaviour too); callers discard it.
     pub fn render(&self, ctx: &dyn Context, out: &mut String) -> Result<(), TemplateError> {
@@ -182,5 +191,35 @@ impl Template {
         }
         list(&self.root, &mut out);
         out
+    }
+}
+
+fn fields_of_list(list: &[Node], out: &mut Vec<String>) {
+    for n in list {
+        match n {
+            Node::Action(p) => fields_of_pipe(p, out),
+            Node::Branch(b) => {
+                fields_of_pipe(&b.pipe, out);
+                fields_of_list(&b.list, out);
+                if let Some(e) = &b.else_list {
+                    fields_of_list(e, out);
+                }
+            }
+            Node::Text(_) | Node::Break | Node::Continue => {}
+        }
+    }
+}
+
+fn fields_of_pipe(p: &ast::Pipe, out: &mut Vec<String>) {
+    for c in &p.cmds {
+        for a in &c.args {
+            match a {
+                Arg::Field(f) => out.extend(f.iter().map(|s| s.to_string())),
+                // Go parses `(pipe)` as a pipe node, `(pipe).a` as a chain
+                // node, which Loki's walk does not enter.
+                Arg::Paren(inner, chain) if chain.is_empty() => fields_of_pipe(inner, out),
+                _ => {}
+            }
+        }
     }
 }

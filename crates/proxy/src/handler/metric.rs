@@ -30,7 +30,8 @@ use crate::metric::discovered::{self, Derived};
 use crate::metric::eval::{self, Order};
 use crate::metric::plan::{self, Need, RangeInput};
 use crate::metric::window::{self, WindowSpec};
-use crate::metric::{EngineError, Grid, Matrix, Value, buckets, json, raw, rows};
+use crate::metric::{EngineError, Grid, Matrix, Value, buckets, json, optimize, raw, rows};
+use crate::pipeline::hints::MetricGrouping;
 use crate::window::WindowContext;
 use crate::window::metric::MetricWindowQuery;
 
@@ -76,6 +77,7 @@ pub async fn range(
     windows: Option<(&WindowContext, &HeaderMap)>,
 ) -> Result<Response, ApiError> {
     let began = Instant::now();
+    let expr = &*optimize::without_line_format(expr);
     let (start, end) = bounds;
     // Loki's query frontend aligns metric range queries to the step:
     // `start` down and `end` up to a multiple of it.
@@ -141,6 +143,7 @@ fn lookahead(expr: &MetricExpr) -> i64 {
 /// [`ApiError`] for unsupported pipelines, engine errors and backend failures.
 pub async fn instant(state: &AppState, expr: &MetricExpr, time: i64) -> Result<Response, ApiError> {
     let began = Instant::now();
+    let expr = &*optimize::without_line_format(expr);
     let grid = Grid::instant(time);
     let value = run(state, expr, &grid).await?;
     let summary = summary(began);
@@ -384,7 +387,8 @@ async fn fetch_unleveled(
         unwrap: None,
         grouping: None,
         windows: Some((*grid, range, offset)),
-        hint_groups: None,
+        hint: MetricGrouping::All,
+        query_stages: &[],
         discovery,
     };
     let samples = rows::extract(&mut body, &[], &[], &ex)?;
@@ -438,16 +442,14 @@ async fn fetch_rows(
         unwrap: unwrap.map(|u| (u.label.as_str(), u.conversion)),
         grouping: r.grouping.as_ref(),
         windows: Some((*grid, range, offset)),
-        // Loki builds parser hints from a non-empty `by` grouping, its own
-        // or one a parent `sum by` pushes down: the same labels as `Need::Only`.
-        hint_groups: match (&input.need, &r.grouping) {
-            (Need::Only(labels), None | Some(logql_parser::Grouping { without: false, .. }))
-                if !labels.is_empty() =>
-            {
-                Some(labels.as_slice())
-            }
-            _ => None,
+        // Loki builds parser hints from the range aggregation's grouping,
+        // its own or one a parent `sum` pushes down: what `Need` says.
+        hint: match &input.need {
+            Need::Only(labels) if labels.is_empty() => MetricGrouping::Nothing,
+            Need::Only(labels) => MetricGrouping::By(labels),
+            Need::All => MetricGrouping::All,
         },
+        query_stages: &r.range.log.pipeline,
         discovery,
     };
     let post_filters = unwrap

@@ -18,6 +18,7 @@ pub mod eval;
 pub mod grid;
 pub mod json;
 pub mod label_replace;
+pub mod optimize;
 pub mod plan;
 pub mod raw;
 pub mod rows;

@@ -21,8 +21,9 @@ use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows};
 use crate::pipeline::Pipeline;
 use crate::pipeline::discovered::{with_detected_level, with_service_name};
+use crate::pipeline::hints::{Hints, MetricGrouping};
 use crate::pipeline::label_filter::{parse_bytes, parse_float};
-use crate::pipeline::labels::{Category, ERROR, ERROR_DETAILS};
+use crate::pipeline::labels::{ERROR, ERROR_DETAILS, PRESERVE_ERROR};
 
 /// What to extract from each entry.
 #[derive(Debug, Clone)]
@@ -36,29 +37,17 @@ pub struct Extract<'a> {
     /// The windows the query evaluates: `(grid, range, offset)` in ns.
     /// Loki fails on an error sample only when a window holds it.
     pub windows: Option<(Grid, i64, i64)>,
-    /// The labels Loki's sample extractor groups by when it builds parser
-    /// hints: the range aggregation's own `by (…)` or the one a parent
-    /// `sum by (…)` pushes down (Loki's `canInjectVectorGrouping`).
-    pub hint_groups: Option<&'a [String]>,
+    /// The grouping Loki's sample extractor builds its parser hints from:
+    /// the range aggregation's own or the one a parent `sum` pushes down
+    /// (Loki's `canInjectVectorGrouping`).
+    pub hint: MetricGrouping<'a>,
+    /// The range aggregation's whole pipeline as written (VictoriaLogs may
+    /// run a prefix of it): the labels its stages read are required too.
+    pub query_stages: &'a [Stage],
     /// The labels Loki's ingest would have added, synthesized per entry
     /// before the stages run (`service_name` on the stream,
     /// `detected_level` in the metadata), as for log queries.
     pub discovery: &'a logsql_ast::Discovery,
-}
-
-/// Whether Loki's parser hints decide which parsed labels a failed sample
-/// carries, in a way the proxy reproduces: plain `json`/`logfmt` parsers
-/// and line filters only (every other stage may need labels of its own).
-fn hints_apply(stages: &[Stage], post: &[LabelFilter]) -> bool {
-    post.is_empty()
-        && stages.iter().all(|s| match s {
-            Stage::LineFilter(_) | Stage::Decolorize => true,
-            Stage::Parser(logql_parser::Parser::Json(ex)) => ex.is_empty(),
-            Stage::Parser(logql_parser::Parser::Logfmt { extractions, .. }) => {
-                extractions.is_empty()
-            }
-            _ => false,
-        })
 }
 
 /// Whether a sample at `t` falls in one of the windows
@@ -113,9 +102,12 @@ pub fn extract(
     post: &[LabelFilter],
     ex: &Extract<'_>,
 ) -> Result<Samples, EngineError> {
+    let hints = Hints::for_metric(ex.query_stages, post, ex.hint, ex.unwrap.map(|u| u.0))
+        .map_err(EngineError::Unsupported)?;
     let mut pipeline = Pipeline::new(stages)
         .map_err(|e| EngineError::Unsupported(e.to_string()))?
-        .discovering(ex.discovery.clone());
+        .discovering(ex.discovery.clone())
+        .with_hints(hints);
     // `__error__` filters after unwrap read the conversion error, which the
     // proxy sets itself; the other post filters run as a pipeline.
     let (err_filters, other): (Vec<&LabelFilter>, Vec<&LabelFilter>) = post
@@ -138,8 +130,6 @@ pub fn extract(
     // Ordered by labels, so later float sums are the same on every run.
     let mut series: BTreeMap<Labels, Vec<(i64, f64, f64)>> = BTreeMap::new();
     let mut first_error: Option<(i64, String, String)> = None;
-    let hints = hints_apply(stages, post);
-    let mut parsed_names: Vec<String> = Vec::new();
     // Loki-named stream labels (with a derived `service_name`), once per stream.
     let mut streams: HashMap<&str, Vec<(String, String)>> = HashMap::new();
     for row in &rows.rows {
@@ -176,13 +166,9 @@ pub fn extract(
             continue;
         }
         let mut labels: Labels = Vec::new();
-        parsed_names.clear();
-        pipeline.labels().for_each(|n, v, c| {
-            if c == Category::Parsed {
-                parsed_names.push(n.to_owned());
-            }
-            labels.push((n.to_owned(), v.to_owned()));
-        });
+        pipeline
+            .labels()
+            .for_each(|n, v, _| labels.push((n.to_owned(), v.to_owned())));
         let err = pipeline.labels().err();
         if !err.is_empty() {
             labels.push((ERROR.to_owned(), err.to_owned()));
@@ -246,6 +232,19 @@ pub fn extract(
             }
         }
         let labels = normalize(labels);
+        let preserved = labels
+            .iter()
+            .any(|(n, v)| n == PRESERVE_ERROR && v == "true");
+        if preserved {
+            // Loki keeps an error asked for (`by (__error__)`, an
+            // `__error__` filter) as a series with every label: grouping
+            // does not apply to an entry with an error.
+            series
+                .entry(labels)
+                .or_default()
+                .push((row.time_ns, value, bytes));
+            continue;
+        }
         if let Some(e) = labels
             .iter()
             .find(|(n, _)| n == ERROR)
@@ -259,28 +258,6 @@ pub fn extract(
                 .windows
                 .is_none_or(|(g, range, offset)| in_window(&g, range, offset, row.time_ns));
             if counted && first_error.as_ref().is_none_or(|f| row.time_ns < f.0) {
-                // With parser hints, Loki's parsers extract only the
-                // grouping labels and the unwrapped one, so a sample that
-                // failed its conversion names only those parsed labels.
-                let hinted = match (ex.hint_groups, ex.unwrap) {
-                    (Some(groups), Some((unwrapped, _))) if hints && e == "SampleExtractionErr" => {
-                        Some((groups, unwrapped))
-                    }
-                    _ => None,
-                };
-                let labels: Labels = match hinted {
-                    None => labels,
-                    Some((groups, unwrapped)) => labels
-                        .into_iter()
-                        .filter(|(n, _)| {
-                            !parsed_names.contains(n)
-                                || n == unwrapped
-                                || groups.contains(n)
-                                || n == ERROR
-                                || n == ERROR_DETAILS
-                        })
-                        .collect(),
-                };
                 let mut text = Vec::new();
                 crate::labels::write_label_string(
                     &mut text,
@@ -383,7 +360,8 @@ mod tests {
                 .map(|u| (u.label.as_str(), u.conversion)),
             grouping: None,
             windows: None,
-            hint_groups: None,
+            hint: MetricGrouping::All,
+            query_stages: &r.range.log.pipeline,
             discovery: &OFF,
         }
     }
@@ -516,7 +494,8 @@ mod tests {
             unwrap: None,
             grouping: Some(&g),
             windows: None,
-            hint_groups: None,
+            hint: MetricGrouping::All,
+            query_stages: &st,
             discovery: &on,
         };
         let mut b = body.as_bytes().to_vec();
@@ -560,7 +539,8 @@ mod tests {
             unwrap: Some((u.label.as_str(), u.conversion)),
             grouping: None,
             windows: None,
-            hint_groups: Some(&groups),
+            hint: MetricGrouping::By(&groups),
+            query_stages: &st,
             discovery: &OFF,
         };
         let mut body = BODY.as_bytes().to_vec();
@@ -569,7 +549,7 @@ mod tests {
         assert!(err.contains("app=\"a\", took=\"1.5s\"}"), "{err}");
         assert!(!err.contains("lvl"), "{err}");
         let ex = Extract {
-            hint_groups: None,
+            hint: MetricGrouping::All,
             ..ex
         };
         let mut body = BODY.as_bytes().to_vec();

@@ -16,6 +16,8 @@ use super::labels::{Category, EXTRACTED, LabelsBuilder};
 
 /// Internal: a hint filter failed, the line is dropped.
 const DROP: &str = "\0drop";
+/// Internal: every required label is extracted, the rest is not read.
+const DONE: &str = "\0done";
 
 /// Loki's error label value for JSON failures.
 pub const JSON_PARSER_ERR: &str = "JSONParserErr";
@@ -32,10 +34,13 @@ impl JsonParser {
     /// with the scanner's message (labels found before it stay). Returns
     /// `false` when a hint filter drops the line.
     pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder, hints: &Hints) -> bool {
+        if hints.skip(lbs) {
+            return true;
+        }
         self.key.clear();
         let key = &mut self.key;
         match walk(line, key, lbs, hints) {
-            Ok(()) => true,
+            Ok(()) | Err(DONE) => true,
             Err(DROP) => false,
             Err(e) => {
                 lbs.set_err(JSON_PARSER_ERR, Some(e));
@@ -65,12 +70,12 @@ fn walk(
             append_sanitized(key, &k);
         }
         let r = match v.kind {
-            Kind::Object => walk(v.raw, key, lbs, hints),
+            Kind::Object if hints.extract_prefix(key) => walk(v.raw, key, lbs, hints),
             Kind::String | Kind::Number | Kind::Boolean if !key.is_empty() => {
                 if lbs.collides(key) {
                     key.push_str(EXTRACTED);
                 }
-                if lbs.extracted(key) {
+                if lbs.extracted(key) || !hints.extract(key) {
                     Ok(())
                 } else {
                     let value = scalar_value(v);
@@ -85,7 +90,10 @@ fn walk(
             _ => Ok(()),
         };
         key.truncate(len);
-        r
+        match r {
+            Ok(()) if hints.all_extracted(lbs) => Err(DONE),
+            r => r,
+        }
     })
 }
 
@@ -282,7 +290,7 @@ pub fn unpack(
     drop: &mut bool,
 ) -> Option<String> {
     *drop = false;
-    if line.is_empty() {
+    if line.is_empty() || hints.skip(lbs) {
         return None;
     }
     if line.as_bytes()[0] != b'{' {
@@ -310,7 +318,7 @@ pub fn unpack(
         if lbs.collides(&key) {
             key.push_str(EXTRACTED);
         }
-        if lbs.extracted(&key) {
+        if lbs.extracted(&key) || !hints.extract(&key) {
             return Ok(());
         }
         let mut name = String::with_capacity(key.len() + 1);

@@ -26,6 +26,10 @@ pub enum Category {
 pub const ERROR: &str = "__error__";
 /// The name of Loki's error-details label.
 pub const ERROR_DETAILS: &str = "__error_details__";
+/// The label Loki's parsers add to an entry with a parser error when the
+/// query asks for `__error__` (grouped on or filtered): such a metric sample
+/// does not fail the query.
+pub const PRESERVE_ERROR: &str = "__preserve_error__";
 /// The suffix Loki gives a parsed label whose name is already a label.
 pub const EXTRACTED: &str = "_extracted";
 

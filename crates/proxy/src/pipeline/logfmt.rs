@@ -196,6 +196,9 @@ impl LogfmtParser {
 
     /// Parses `line` into `lbs`; `false` when a hint filter drops the line.
     pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder, hints: &Hints) -> bool {
+        if hints.skip(lbs) {
+            return true;
+        }
         if !self.exprs.is_empty() {
             self.process_exprs(line, lbs);
             return true;
@@ -216,7 +219,7 @@ impl LogfmtParser {
             if lbs.collides(&self.key) {
                 self.key.push_str(EXTRACTED);
             }
-            if lbs.extracted(&self.key) {
+            if lbs.extracted(&self.key) || !hints.extract(&self.key) {
                 continue;
             }
             let v = dec.value.as_deref().unwrap_or("");
@@ -227,6 +230,9 @@ impl LogfmtParser {
             lbs.set(Category::Parsed, &self.key, &v);
             if !hints.keep(&self.key, lbs) {
                 return false;
+            }
+            if hints.all_extracted(lbs) {
+                break;
             }
         }
         if self.strict

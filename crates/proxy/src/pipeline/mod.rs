@@ -181,6 +181,13 @@ impl Pipeline {
         self
     }
 
+    /// Replaces the parser hints (a metric query's: [`Hints::for_metric`]).
+    #[must_use]
+    pub fn with_hints(mut self, hints: Hints) -> Self {
+        self.hints = hints;
+        self
+    }
+
     /// The labels synthesized for each entry before the stages run.
     pub fn discovery(&self) -> &logsql_ast::Discovery {
         &self.discovery
@@ -202,8 +209,14 @@ impl Pipeline {
         }
         self.line.clear();
         self.line.push_str(line);
+        let preserve = self.hints.preserve_error();
         for step in &mut self.steps {
             let lbs = &mut self.lbs;
+            let parser = matches!(
+                step,
+                Step::Json(_) | Step::JsonExpr(_) | Step::Logfmt(_) | Step::Unpack
+            );
+            let err_before = (preserve && parser).then(|| lbs.err().to_owned());
             match step {
                 Step::Line(f) => {
                     if !f.keep(&self.line) {
@@ -215,7 +228,11 @@ impl Pipeline {
                         return false;
                     }
                 }
-                Step::JsonExpr(p) => p.process(&self.line, lbs),
+                Step::JsonExpr(p) => {
+                    if !self.hints.skip(lbs) {
+                        p.process(&self.line, lbs);
+                    }
+                }
                 Step::Logfmt(p) => {
                     if !p.process(&self.line, lbs, &self.hints) {
                         return false;
@@ -226,6 +243,7 @@ impl Pipeline {
                         return false;
                     }
                 }
+                Step::Pattern(_, _) if self.hints.skip(lbs) => {}
                 Step::Pattern(p, names) => {
                     let mut caps = Vec::new();
                     p.captures(&self.line, &mut caps);
@@ -235,7 +253,7 @@ impl Pipeline {
                         if lbs.collides(name) {
                             self.scratch.push_str(labels::EXTRACTED);
                         }
-                        if lbs.extracted(&self.scratch) {
+                        if lbs.extracted(&self.scratch) || !self.hints.extract(&self.scratch) {
                             continue;
                         }
                         lbs.set(labels::Category::Parsed, &self.scratch, value);
@@ -267,6 +285,12 @@ impl Pipeline {
                         self.line = s;
                     }
                 }
+            }
+            if let Some(before) = err_before
+                && self.lbs.err() != before
+            {
+                self.lbs
+                    .set(labels::Category::Parsed, labels::PRESERVE_ERROR, "true");
             }
         }
         true

@@ -56,7 +56,7 @@ impl RegexpParser {
             if lbs.collides(name) {
                 key.push_str(EXTRACTED);
             }
-            if lbs.extracted(&key) {
+            if lbs.extracted(&key) || !hints.extract(&key) {
                 continue;
             }
             lbs.set(Category::Parsed, &key, value);
