@@ -39,6 +39,15 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
     Some(bytes as u64)
 }
 
+/// The value Loki's queriers compare a bytes label filter with: Loki's
+/// frontend sends a log selector to the queriers as its printed text, and
+/// prints a byte size with go-humanize `Bytes` (SI units, one decimal), so
+/// `size < 3KiB` arrives as `size<3.1kB` and compares with 3,100 bytes, not
+/// 3,072. The filter stays as written in the AST (and in `format_query`).
+pub fn effective_bytes(v: u64) -> u64 {
+    parse_bytes(&format_bytes(v)).unwrap_or(v)
+}
+
 /// Formats as go-humanize `Bytes` (SI units, one decimal below 10), minus spaces.
 pub(crate) fn format_bytes(v: u64) -> String {
     if v < 10 {
@@ -59,6 +68,15 @@ pub(crate) fn format_bytes(v: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn effective_bytes_follow_lokis_printed_form() {
+        assert_eq!(effective_bytes(3 * 1024), 3_100);
+        assert_eq!(effective_bytes(10_000), 10_000);
+        assert_eq!(effective_bytes(5 * 1024 * 1024), 5_200_000);
+        assert_eq!(effective_bytes(9), 9);
+        assert_eq!(effective_bytes(1_536), 1_500);
+    }
 
     #[test]
     fn parses_si_and_iec() {

@@ -30,7 +30,7 @@ mod syntax_error;
 mod validate;
 
 pub use ast::*;
-pub use bytes::parse_bytes;
+pub use bytes::{effective_bytes, parse_bytes};
 pub use duration::Duration;
 pub use error::ParseError;
 pub use limits::{MAX_NESTING_DEPTH, MAX_OPERATORS};

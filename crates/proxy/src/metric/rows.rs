@@ -16,7 +16,7 @@ use super::buckets::{BucketSeries, Stats, project};
 use super::error::EngineError;
 use super::grid::Grid;
 use super::raw::RawSeries;
-use super::series::{Labels, normalize};
+use super::series::{Labels, sorted};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows};
 use crate::pipeline::Pipeline;
@@ -231,7 +231,7 @@ pub fn extract(
                 labels.retain(|(n, _)| n != label);
             }
         }
-        let labels = normalize(labels);
+        let labels = sorted(labels);
         let preserved = labels
             .iter()
             .any(|(n, v)| n == PRESERVE_ERROR && v == "true");

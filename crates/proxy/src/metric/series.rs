@@ -59,6 +59,14 @@ pub fn compare_labels(a: &Labels, b: &Labels) -> Ordering {
 /// Sorts `labels` by name and drops empty values, keeping the last of duplicates.
 pub fn normalize(mut labels: Labels) -> Labels {
     labels.retain(|(_, v)| !v.is_empty());
+    sorted(labels)
+}
+
+/// Sorts by name, a later duplicate winning, and keeps empty values: a
+/// label a parser set to `""` (`logfmt --keep-empty`, a missing
+/// `json a="x.y"` path, an unmatched `regexp` group) stays in Loki's series
+/// (`{method=""}`), unlike an absent VictoriaLogs field.
+pub fn sorted(mut labels: Labels) -> Labels {
     labels.sort_by(|a, b| a.0.cmp(&b.0));
     labels.dedup_by(|later, earlier| {
         if later.0 == earlier.0 {

@@ -160,7 +160,7 @@ impl LabelPred {
             LabelFilter::Bytes { name, op, value } => Self::Cmp {
                 name: name.clone(),
                 op: *op,
-                value: *value as f64,
+                value: logql_parser::effective_bytes(*value) as f64,
                 conv: ConvKind(Conv::Bytes),
             },
             LabelFilter::Ip { name, op, value } => Self::Ip {
@@ -390,6 +390,15 @@ mod tests {
         let bytes = LabelPred::new(&LabelFilter::Bytes {
             name: "size".into(),
             op: CmpOp::Eq,
+            value: 5 << 20,
+        })
+        .unwrap();
+        // Loki's queriers see `size==5.2MB` (the frontend prints the
+        // filter with go-humanize), so a 5MiB value is not equal to it.
+        assert!(!bytes.eval(&mut b));
+        let bytes = LabelPred::new(&LabelFilter::Bytes {
+            name: "size".into(),
+            op: CmpOp::Gt,
             value: 5 << 20,
         })
         .unwrap();

@@ -392,6 +392,19 @@ pub fn judge(
             loki_has_data += 1;
         }
         let diff = compare(l, v);
+        // `LOKIVL_DIFF_DUMP=id1,id2` prints both answers of those queries whole.
+        if std::env::var("LOKIVL_DIFF_DUMP").is_ok_and(|v| v.split(',').any(|x| x == q.id)) {
+            eprintln!(
+                "DUMP {} loki {}",
+                q.id,
+                serde_json::to_string(&l.json).unwrap_or_default()
+            );
+            eprintln!(
+                "DUMP {} lokivl {}",
+                q.id,
+                serde_json::to_string(&v.json).unwrap_or_default()
+            );
+        }
         let entry = features.entry(q.feature()).or_default();
         entry.1 += 1;
         match (&diff, gaps.get(&q.id)) {
