@@ -164,6 +164,16 @@ pub fn compare(loki: &Answer, lokivl: &Answer) -> Option<String> {
                     "data.resultType": data.and_then(|d| d.get("resultType")),
                     "data.encodingFlags": data.and_then(|d| d.get("encodingFlags")),
                     "data.result": data.and_then(|d| d.get("result")),
+                    // `labels`, `label/…/values` and `series` answer a list;
+                    // Loki lists series in hash-map order, so they compare
+                    // as a set.
+                    "data": data.filter(|d| d.is_array()).map(|d| {
+                        let mut items = d.as_array().cloned().unwrap_or_default();
+                        if items.iter().all(Value::is_object) {
+                            items.sort_by_key(Value::to_string);
+                        }
+                        Value::Array(items)
+                    }),
                 })
             };
             let metric = matches!(

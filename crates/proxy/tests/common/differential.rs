@@ -28,11 +28,19 @@ const DEFAULT_END: &str = "+11m";
 /// Default evaluation time of an instant query.
 const DEFAULT_TIME: &str = "+10m";
 
-/// Range or instant query endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The endpoint a line of the list asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
+    /// `query_range`.
     Range,
+    /// `query`.
     Instant,
+    /// `labels`, with the LogQL (if any) as `query=`.
+    Labels,
+    /// `label/<name>/values`, with the LogQL (if any) as `query=`.
+    Values(String),
+    /// `series`, with the LogQL as `match[]=`.
+    Series,
 }
 
 /// One line of the query list.
@@ -55,21 +63,42 @@ impl Query {
 
     /// Endpoint path and form parameters for a dataset starting at `base_ns`.
     pub fn request(&self, base_ns: i64) -> (String, Vec<(String, String)>) {
-        let mut out = vec![("query".to_string(), self.logql.clone())];
+        let mut out = Vec::new();
         let at = |key: &str, default: &str| {
             let off = self.params.get(key).map(String::as_str).unwrap_or(default);
             (base_ns + self.shift_ns + parse_offset_ns(off).expect("offset checked at parse time"))
                 .to_string()
         };
-        let path = match self.kind {
+        let query = ("query".to_string(), self.logql.clone());
+        let mut range = |out: &mut Vec<(String, String)>| {
+            out.push(("start".into(), at("start", DEFAULT_START)));
+            out.push(("end".into(), at("end", DEFAULT_END)));
+        };
+        let path = match &self.kind {
             Kind::Range => {
-                out.push(("start".into(), at("start", DEFAULT_START)));
-                out.push(("end".into(), at("end", DEFAULT_END)));
-                "/loki/api/v1/query_range"
+                out.push(query);
+                range(&mut out);
+                "/loki/api/v1/query_range".to_owned()
             }
             Kind::Instant => {
+                out.push(query);
                 out.push(("time".into(), at("time", DEFAULT_TIME)));
-                "/loki/api/v1/query"
+                "/loki/api/v1/query".to_owned()
+            }
+            Kind::Labels | Kind::Values(_) => {
+                if !self.logql.is_empty() {
+                    out.push(query);
+                }
+                range(&mut out);
+                match &self.kind {
+                    Kind::Values(name) => format!("/loki/api/v1/label/{name}/values"),
+                    _ => "/loki/api/v1/labels".to_owned(),
+                }
+            }
+            Kind::Series => {
+                out.push(("match[]".into(), self.logql.clone()));
+                range(&mut out);
+                "/loki/api/v1/series".to_owned()
             }
         };
         for (key, name) in [("step", "step"), ("dir", "direction"), ("limit", "limit")] {
@@ -77,7 +106,7 @@ impl Query {
                 out.push((name.to_string(), v.clone()));
             }
         }
-        (path.to_string(), out)
+        (path, out)
     }
 
     /// The request as one stable string, stored next to Loki's answer so a
@@ -142,13 +171,21 @@ pub fn parse_queries(text: &str) -> Result<Vec<Query>, String> {
         let err = |m: &str| format!("differential_queries.txt:{}: {m}: {line}", n + 1);
         let (head, logql) = line
             .split_once(" :: ")
+            .or_else(|| line.strip_suffix(" ::").map(|h| (h, "")))
             .ok_or_else(|| err("missing ` :: `"))?;
         let mut words = head.split_whitespace();
         let id = words.next().ok_or_else(|| err("missing id"))?.to_string();
         let kind = match words.next() {
             Some("range") => Kind::Range,
             Some("instant") => Kind::Instant,
-            _ => return Err(err("kind must be `range` or `instant`")),
+            Some("labels") => Kind::Labels,
+            Some("series") => Kind::Series,
+            Some(w) if w.starts_with("values=") => Kind::Values(w["values=".len()..].to_owned()),
+            _ => {
+                return Err(err(
+                    "kind must be `range`, `instant`, `labels`, `values=<name>` or `series`",
+                ));
+            }
         };
         let mut params = BTreeMap::new();
         let mut categorize = false;
@@ -503,5 +540,24 @@ mod tests {
         assert_eq!(parse_offset_ns("5"), None);
         assert!(parse_queries("x range :: a\nx range :: b").is_err());
         assert!(parse_queries("x range bogus=1 :: a").is_err());
+    }
+
+    #[test]
+    fn metadata_lines_ask_their_endpoints() {
+        let qs = parse_queries(
+            "m.01 labels ::\nm.02 values=pod :: {a=\"b\"}\nm.03 series start=+1m :: {a=~\"b|c\"}\n",
+        )
+        .unwrap();
+        let (path, params) = qs[0].request(0);
+        assert_eq!(path, "/loki/api/v1/labels");
+        assert!(params.iter().all(|(k, _)| k != "query"), "{params:?}");
+        let (path, params) = qs[1].request(0);
+        assert_eq!(path, "/loki/api/v1/label/pod/values");
+        assert!(params.contains(&("query".into(), "{a=\"b\"}".into())));
+        let (path, params) = qs[2].request(0);
+        assert_eq!(path, "/loki/api/v1/series");
+        assert!(params.contains(&("match[]".into(), "{a=~\"b|c\"}".into())));
+        assert!(params.contains(&("start".into(), "60000000000".into())));
+        assert!(parse_queries("m.04 bogus :: {}").is_err());
     }
 }
