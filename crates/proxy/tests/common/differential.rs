@@ -70,7 +70,7 @@ impl Query {
                 .to_string()
         };
         let query = ("query".to_string(), self.logql.clone());
-        let mut range = |out: &mut Vec<(String, String)>| {
+        let range = |out: &mut Vec<(String, String)>| {
             out.push(("start".into(), at("start", DEFAULT_START)));
             out.push(("end".into(), at("end", DEFAULT_END)));
         };
