@@ -77,7 +77,7 @@ pub async fn range(
     windows: Option<(&WindowContext, &HeaderMap)>,
 ) -> Result<Response, ApiError> {
     let began = Instant::now();
-    let expr = &*optimize::without_line_format(expr);
+    let expr = &*optimize::as_loki_runs(expr);
     let (start, end) = bounds;
     // Loki's query frontend aligns metric range queries to the step:
     // `start` down and `end` up to a multiple of it.
@@ -143,7 +143,7 @@ fn lookahead(expr: &MetricExpr) -> i64 {
 /// [`ApiError`] for unsupported pipelines, engine errors and backend failures.
 pub async fn instant(state: &AppState, expr: &MetricExpr, time: i64) -> Result<Response, ApiError> {
     let began = Instant::now();
-    let expr = &*optimize::without_line_format(expr);
+    let expr = &*optimize::as_loki_runs(expr);
     let grid = Grid::instant(time);
     let value = run(state, expr, &grid).await?;
     let summary = summary(began);

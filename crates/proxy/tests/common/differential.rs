@@ -431,16 +431,13 @@ pub fn judge(
         let diff = compare(l, v);
         // `LOKIVL_DIFF_DUMP=id1,id2` prints both answers of those queries whole.
         if std::env::var("LOKIVL_DIFF_DUMP").is_ok_and(|v| v.split(',').any(|x| x == q.id)) {
-            eprintln!(
-                "DUMP {} loki {}",
-                q.id,
-                serde_json::to_string(&l.json).unwrap_or_default()
-            );
-            eprintln!(
-                "DUMP {} lokivl {}",
-                q.id,
-                serde_json::to_string(&v.json).unwrap_or_default()
-            );
+            for (who, a) in [("loki", l), ("lokivl", v)] {
+                let body = a.json.as_ref().map_or_else(
+                    || a.text.clone().unwrap_or_default(),
+                    serde_json::Value::to_string,
+                );
+                eprintln!("DUMP {} {who} {} {body}", q.id, a.status);
+            }
         }
         let entry = features.entry(q.feature()).or_default();
         entry.1 += 1;
