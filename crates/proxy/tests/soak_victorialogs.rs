@@ -1,5 +1,7 @@
 //! Soak test: 200 concurrent clients for 60 s of mixed Grafana-like queries
-//! against lokivl (its own process) in front of a real VictoriaLogs.
+//! (log and metric ranges, labels, series, volume, detected fields, each at
+//! 20 end times so most requests miss the whole-answer cache) against lokivl
+//! (its own process) in front of a real VictoriaLogs.
 //!
 //! Gated: runs only with `LOKIVL_SOAK=1` and a VictoriaLogs binary
 //! (`LOKIVL_VL_BIN` or `victoria-logs` on PATH), so CI stays fast; otherwise it
@@ -160,47 +162,96 @@ async fn soak_200_clients_mixed_queries() {
             .extend_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
             .finish()
     };
-    let range = |q: &str, limit: &str| {
-        format!(
-            "/loki/api/v1/query_range?{}",
-            qs(&[
-                ("query", q.to_owned()),
-                ("start", start_s.to_string()),
-                ("end", end_s.to_string()),
-                ("limit", limit.to_owned()),
-            ])
-        )
+    let range = |q: &str, end_s: i64, extra: &[(&str, &str)]| {
+        let mut pairs = vec![
+            ("query", q.to_owned()),
+            ("start", start_s.to_string()),
+            ("end", end_s.to_string()),
+        ];
+        pairs.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
+        format!("/loki/api/v1/query_range?{}", qs(&pairs))
     };
-    let urls: Arc<Vec<(&'static str, String)>> = Arc::new(vec![
-        ("logs", range(r#"{app="app1"}"#, "100")),
-        ("logs_filter", range(r#"{env="prod"} |= "failed""#, "1000")),
-        (
-            "logs_json",
-            range(r#"{app=~"app[0-4]"} | json | level="error""#, "500"),
-        ),
-        (
-            "logs_logfmt",
-            range(r#"{app="app2"} | logfmt | duration > 100ms"#, "200"),
-        ),
-        (
-            "labels",
-            format!("/loki/api/v1/labels?start={start_s}&end={end_s}"),
-        ),
-        (
-            "label_values",
-            format!("/loki/api/v1/label/pod/values?start={start_s}&end={end_s}"),
-        ),
-        (
-            "series",
-            format!(
-                "/loki/api/v1/series?{}",
-                qs(&[
-                    ("match[]", r#"{env="dev"}"#.to_owned()),
-                    ("start", start_s.to_string()),
-                    ("end", end_s.to_string())
-                ])
+    let window = |path: &str, q: Option<&str>, end_s: i64| {
+        let mut pairs = vec![("start", start_s.to_string()), ("end", end_s.to_string())];
+        if let Some(q) = q {
+            pairs.push(("query", q.to_owned()));
+        }
+        format!("{path}?{}", qs(&pairs))
+    };
+    // Every kind at 20 end times a second apart, so most requests miss the
+    // whole-answer cache and fill it with many entries.
+    let mut all: Vec<(&'static str, String)> = Vec::new();
+    for k in 0..20 {
+        let end_s = end_s - k;
+        all.extend([
+            ("logs", range(r#"{app="app1"}"#, end_s, &[("limit", "100")])),
+            (
+                "logs_filter",
+                range(r#"{env="prod"} |= "failed""#, end_s, &[("limit", "1000")]),
             ),
-        ),
+            (
+                "logs_json",
+                range(
+                    r#"{app=~"app[0-4]"} | json | level="error""#,
+                    end_s,
+                    &[("limit", "500")],
+                ),
+            ),
+            (
+                "logs_logfmt",
+                range(
+                    r#"{app="app2"} | logfmt | duration > 100ms"#,
+                    end_s,
+                    &[("limit", "200")],
+                ),
+            ),
+            (
+                "metric_rate",
+                range(
+                    r#"sum by (app) (rate({env="prod"}[5m]))"#,
+                    end_s,
+                    &[("step", "60")],
+                ),
+            ),
+            (
+                "metric_logfmt",
+                range(
+                    r#"sum by (level) (count_over_time({app="app3"} | logfmt [1m]))"#,
+                    end_s,
+                    &[("step", "30")],
+                ),
+            ),
+            ("labels", window("/loki/api/v1/labels", None, end_s)),
+            (
+                "label_values",
+                window("/loki/api/v1/label/pod/values", None, end_s),
+            ),
+            (
+                "series",
+                format!(
+                    "/loki/api/v1/series?{}",
+                    qs(&[
+                        ("match[]", r#"{env="dev"}"#.to_owned()),
+                        ("start", start_s.to_string()),
+                        ("end", end_s.to_string())
+                    ])
+                ),
+            ),
+            (
+                "volume",
+                window("/loki/api/v1/index/volume", Some(r#"{env="prod"}"#), end_s),
+            ),
+            (
+                "detected",
+                window(
+                    "/loki/api/v1/detected_fields",
+                    Some(r#"{app="app4"}"#),
+                    end_s,
+                ),
+            ),
+        ]);
+    }
+    all.extend([
         (
             "instant",
             format!(
@@ -210,6 +261,7 @@ async fn soak_200_clients_mixed_queries() {
         ),
         ("buildinfo", "/loki/api/v1/status/buildinfo".to_owned()),
     ]);
+    let urls: Arc<Vec<(&'static str, String)>> = Arc::new(all);
 
     let deadline = Instant::now() + Duration::from_secs(secs);
     let outcomes: Arc<Mutex<BTreeMap<(String, u16), u64>>> = Arc::default();
@@ -227,10 +279,12 @@ async fn soak_200_clients_mixed_queries() {
             base.clone(),
         );
         tasks.push(tokio::spawn(async move {
-            let mut i = c as usize;
+            // Clients step through the list by a stride prime to its
+            // length, each from its own place.
+            let mut i = c as usize * 7;
             while Instant::now() < deadline {
                 let (kind, path) = &urls[i % urls.len()];
-                i += 1;
+                i += 13;
                 let r = send_with(&client, "GET", &format!("{base}{path}"), &[], Vec::new()).await;
                 let status = match &r {
                     Ok((s, _)) => *s,
