@@ -38,27 +38,33 @@ async fn lokivl_answers_like_a_real_loki() {
     };
     // Loki in this set-up only answers for recent data: the dataset starts
     // about two hours ago, and the golden files keep the base.
-    let base_ns = base_ns();
+    let base_ns = differential::base_ns();
 
     let (loki, vl) = tokio::join!(Loki::start(&loki_bin), VictoriaLogs::start(&vl_bin));
     let body = common::dataset::push_body(&common::dataset::differential_entries(base_ns));
     loki.push(body.clone()).await;
     vl.ingest(body).await;
 
-    let queries = differential::queries();
+    let queries = differential::MAIN.queries();
     let loki_answers = differential::ask_all(&loki.url, &queries, base_ns).await;
 
     let tap = Tap::recording(&vl.url).await;
     let lokivl = common::start_lokivl(&tap.url).await;
     let lokivl_answers = differential::ask_all(&lokivl, &queries, base_ns).await;
-    let loki_answers =
-        settle_random_picks(&loki.url, &queries, loki_answers, &lokivl_answers, base_ns).await;
+    let loki_answers = differential::settle_random_picks(
+        &loki.url,
+        &queries,
+        loki_answers,
+        &lokivl_answers,
+        base_ns,
+    )
+    .await;
     let windowed = variants::ask_all(&tap.url, &queries, base_ns).await;
     let refresh = variants::refresh_failures(&tap, &queries, &loki_answers, base_ns).await;
 
     // Record even when comparisons fail: the golden files hold the servers' data.
     if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
-        differential::write_goldens(
+        differential::MAIN.write_goldens(
             &LokiGolden {
                 base_ns,
                 answers: loki_answers.clone(),
@@ -70,13 +76,13 @@ async fn lokivl_answers_like_a_real_loki() {
         );
         println!(
             "recorded {} and {}",
-            differential::loki_golden_path().display(),
-            differential::vl_golden_path().display()
+            differential::MAIN.loki_golden_path().display(),
+            differential::MAIN.vl_golden_path().display()
         );
     }
     drop(loki);
     drop(vl);
-    let gaps = differential::known_gaps();
+    let gaps = differential::MAIN.known_gaps();
     let mut verdict = differential::judge(&queries, &loki_answers, &lokivl_answers, &gaps);
     verdict.failures.extend(variants::failures(
         &queries,
@@ -86,41 +92,6 @@ async fn lokivl_answers_like_a_real_loki() {
     ));
     verdict.failures.extend(refresh);
     differential::enforce(&verdict);
-}
-
-/// Loki names one failing series in a `pipeline error` in Go map order, so
-/// the same query asked twice may name different series. Where Loki's
-/// answer is such an error and differs from lokivl's, Loki is asked again
-/// (up to 60 times) and the first answer equal to lokivl's is kept: it is
-/// one of the answers Loki really gives, and recordings stop depending on
-/// luck. An answer Loki never gives stays a difference.
-async fn settle_random_picks(
-    loki_url: &str,
-    queries: &[differential::Query],
-    mut loki: std::collections::BTreeMap<String, differential::Answer>,
-    lokivl: &std::collections::BTreeMap<String, differential::Answer>,
-    base_ns: i64,
-) -> std::collections::BTreeMap<String, differential::Answer> {
-    for q in queries {
-        let (Some(l), Some(v)) = (loki.get(&q.id), lokivl.get(&q.id)) else {
-            continue;
-        };
-        let random = l
-            .text
-            .as_deref()
-            .is_some_and(|t| t.starts_with("pipeline error: ") && t.contains(" for series: "));
-        if !random || differential::compare(l, v).is_none() {
-            continue;
-        }
-        for _ in 0..60 {
-            let again = differential::ask(loki_url, q, base_ns).await;
-            if differential::compare(&again, v).is_none() {
-                loki.insert(q.id.clone(), again);
-                break;
-            }
-        }
-    }
-    loki
 }
 
 /// Writes the dataset's push body (base: see [`base_ns`]) to `LOKIVL_DIFF_DUMP`,
@@ -137,23 +108,8 @@ fn dump_dataset() {
         );
         return;
     };
-    let base_ns = base_ns();
+    let base_ns = differential::base_ns();
     let body = common::dataset::push_body(&common::dataset::differential_entries(base_ns));
     std::fs::write(&path, body).expect("write the push body");
     println!("base_ns {base_ns}");
-}
-
-/// The dataset base time: 15 minutes past the hour that began two hours
-/// ago. Loki's query frontend splits range queries at hour boundaries
-/// (`split_queries_by_interval`), and merging the parts orders a series
-/// whose labels are a prefix of another's (`{a="1"}` and `{a="1", b="2"}`)
-/// after it instead of before; every query window (base − 1 m to base +
-/// 30 m) stays inside one hour, so Loki answers from one unsplit query.
-fn base_ns() -> i64 {
-    let now_s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_secs() as i64;
-    let hour = now_s - now_s.rem_euclid(3600);
-    (hour - 2 * 3600 + 15 * 60) * 1_000_000_000
 }

@@ -14,7 +14,7 @@ use common::variants;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lokivl_answers_like_the_recorded_loki() {
-    let (loki, vl) = differential::read_goldens().expect(
+    let (loki, vl) = differential::MAIN.read_goldens().expect(
         "tests/golden/differential/{loki,victorialogs}.json are missing; record them with \
          LOKIVL_LOKI_BIN=... LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=1 \
          cargo test -p proxy --test differential_loki",
@@ -25,11 +25,11 @@ async fn lokivl_answers_like_the_recorded_loki() {
     );
     let tap = Tap::replaying(vl.exchanges).await;
     let lokivl = common::start_lokivl(&tap.url).await;
-    let queries = differential::queries();
+    let queries = differential::MAIN.queries();
     let answers = differential::ask_all(&lokivl, &queries, loki.base_ns).await;
     let windowed = variants::ask_all(&tap.url, &queries, loki.base_ns).await;
     let refresh = variants::refresh_failures(&tap, &queries, &loki.answers, loki.base_ns).await;
-    let gaps = differential::known_gaps();
+    let gaps = differential::MAIN.known_gaps();
     let mut verdict = differential::judge(&queries, &loki.answers, &answers, &gaps);
     verdict.failures.extend(variants::failures(
         &queries,

@@ -1,0 +1,109 @@
+//! The differential suite with Loki's default label discovery on both sides.
+//!
+//! Loki 3.7.8 runs with its default `discover_service_name` list and
+//! `discover_log_levels: true`, so every stream carries `service_name` and
+//! every entry `detected_level`, as Logs Drilldown sees them; lokivl runs
+//! with the same defaults (`flags::loki_defaults`) in front of VictoriaLogs,
+//! which stores what was pushed and has neither. Both get the dataset of
+//! `differential_loki` and the queries of
+//! `tests/data/differential_discovery_queries.txt`. With
+//! `LOKIVL_RECORD_GOLDEN=1` the live test writes
+//! `tests/golden/differential_discovery/`, which the replay test (run in CI)
+//! checks without servers.
+
+mod common;
+
+use common::backend::{self, Tap, VictoriaLogs};
+use common::differential::{self, DISCOVERY, LokiGolden, VlGolden};
+use common::loki::{self, Loki};
+
+async fn start_lokivl(backend: &str) -> String {
+    common::start_lokivl_with(backend, |s| {
+        s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+    })
+    .await
+}
+
+/// Loki's config with its discovery defaults instead of the suite's `off`.
+fn with_discovery(config: String) -> String {
+    config
+        .replace("  discover_service_name: []\n", "")
+        .replace("  discover_log_levels: false\n", "")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_answers_like_a_real_loki() {
+    let (Some(loki_bin), Some(vl_bin)) = (loki::find_loki_binary(), backend::find_vl_binary())
+    else {
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "skipped: missing Loki or VictoriaLogs (set LOKIVL_LOKI_BIN and LOKIVL_VL_BIN)\n"
+            ),
+        );
+        return;
+    };
+    let base_ns = differential::base_ns();
+    let (loki, vl) = tokio::join!(
+        Loki::start_with(&loki_bin, with_discovery),
+        VictoriaLogs::start(&vl_bin)
+    );
+    let body = common::dataset::push_body(&common::dataset::differential_entries(base_ns));
+    loki.push(body.clone()).await;
+    vl.ingest(body).await;
+
+    let queries = DISCOVERY.queries();
+    let loki_answers = differential::ask_all(&loki.url, &queries, base_ns).await;
+    let tap = Tap::recording(&vl.url).await;
+    let lokivl = start_lokivl(&tap.url).await;
+    let lokivl_answers = differential::ask_all(&lokivl, &queries, base_ns).await;
+    let loki_answers = differential::settle_random_picks(
+        &loki.url,
+        &queries,
+        loki_answers,
+        &lokivl_answers,
+        base_ns,
+    )
+    .await;
+    if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
+        DISCOVERY.write_goldens(
+            &LokiGolden {
+                base_ns,
+                answers: loki_answers.clone(),
+            },
+            &VlGolden {
+                base_ns,
+                exchanges: tap.recorded(),
+            },
+        );
+        println!("recorded {}", DISCOVERY.loki_golden_path().display());
+    }
+    drop(loki);
+    drop(vl);
+    let verdict = differential::judge(
+        &queries,
+        &loki_answers,
+        &lokivl_answers,
+        &DISCOVERY.known_gaps(),
+    );
+    differential::enforce(&verdict);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_answers_like_the_recorded_loki() {
+    let (loki, vl) = DISCOVERY.read_goldens().expect(
+        "tests/golden/differential_discovery/ is missing; record it with \
+         LOKIVL_LOKI_BIN=... LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=1 \
+         cargo test -p proxy --test differential_discovery",
+    );
+    assert_eq!(
+        loki.base_ns, vl.base_ns,
+        "golden files from different recordings"
+    );
+    let tap = Tap::replaying(vl.exchanges).await;
+    let lokivl = start_lokivl(&tap.url).await;
+    let queries = DISCOVERY.queries();
+    let answers = differential::ask_all(&lokivl, &queries, loki.base_ns).await;
+    let verdict = differential::judge(&queries, &loki.answers, &answers, &DISCOVERY.known_gaps());
+    differential::enforce(&verdict);
+}
