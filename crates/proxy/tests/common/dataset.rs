@@ -298,6 +298,45 @@ pub fn differential_entries(base_ns: i64) -> Vec<Entry> {
                 BTreeMap::new()
             },
         });
+
+        // An ops stream whose service_name comes from `container` (no app),
+        // with level words in plain lines and a `severity` metadata field.
+        let line = match i % 5 {
+            0 => format!("CRITICAL disk /dev/sda{} failing", i % 3),
+            1 => format!("backup finished in {}s", i % 40),
+            2 => "[WARN] retrying upload".to_string(),
+            3 => format!("Fatal: cannot open snapshot {i}"),
+            _ => "level=DEBUG msg=\"tick\"".to_string(),
+        };
+        out.push(Entry {
+            time_ns: t + 7_000_000_000,
+            stream: labels(&[
+                ("namespace", "ops"),
+                ("container", "cron"),
+                ("job", "backup"),
+            ]),
+            line,
+            metadata: if i % 6 == 1 {
+                labels(&[("severity", "warn")])
+            } else {
+                BTreeMap::new()
+            },
+        });
+
+        // A stream with none of the service_name candidates (unknown_service)
+        // and level keys of several spellings.
+        let line = match i % 4 {
+            0 => format!(r#"{{"severity":"ERROR","msg":"replica lag {i}s"}}"#),
+            1 => r#"{"lvl":"warning","msg":"slow query"}"#.to_string(),
+            2 => format!("ts={i} msg=\"checkpoint\" LEVEL=info"),
+            _ => "no level here at all".to_string(),
+        };
+        out.push(Entry {
+            time_ns: t + 8_000_000_000,
+            stream: labels(&[("namespace", "ops"), ("host", "db-1")]),
+            line,
+            metadata: BTreeMap::new(),
+        });
     }
     out
 }
