@@ -113,7 +113,9 @@ fn parse(form: &Form, headers: &HeaderMap, tenant: &Tenant) -> Result<Session, A
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .any(|f| f.trim() == "categorize-labels");
-    let encoder = Encoder::new(&plan, categorize).map_err(ApiError::BadRequest)?;
+    let encoder = Encoder::new(&plan, categorize)
+        .map_err(ApiError::BadRequest)?
+        .bare_selector(log.pipeline.is_empty());
     Ok(Session {
         plan,
         encoder,

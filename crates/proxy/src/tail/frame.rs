@@ -94,6 +94,8 @@ pub struct Encoder {
     parsed_prefix: Option<&'static str>,
     categorize: bool,
     discovery: logsql_ast::Discovery,
+    /// The query is a bare selector (no stage at all).
+    bare: bool,
 }
 
 impl Encoder {
@@ -116,7 +118,19 @@ impl Encoder {
             parsed_prefix: plan.parsed_prefix,
             categorize,
             discovery: plan.discovery.clone(),
+            bare: false,
         })
+    }
+
+    /// Marks the query as a bare selector. Loki's ingesters send the live
+    /// entries of such a tail with their stream labels only: without
+    /// `categorize-labels`, structured metadata is not merged into them as
+    /// it is for the history and for any query with a stage (checked
+    /// against Loki 3.7.8 by `tests/differential_tail.rs`).
+    #[must_use]
+    pub fn bare_selector(mut self, bare: bool) -> Self {
+        self.bare = bare;
+        self
     }
 
     /// Whether frames carry `encodingFlags`.
@@ -124,11 +138,13 @@ impl Encoder {
         self.categorize
     }
 
-    /// Encodes a batch of NDJSON rows (any order) into entries in time order.
+    /// Encodes a batch of NDJSON rows (any order) into entries in time
+    /// order; `live` for entries tailed after the history.
     ///
     /// # Errors
     /// The decode or pipeline error text.
-    pub async fn entries(&mut self, ndjson: BytesMut) -> Result<Vec<Entry>, String> {
+    pub async fn entries(&mut self, ndjson: BytesMut, live: bool) -> Result<Vec<Entry>, String> {
+        let stream_labels_only = live && self.bare && !self.categorize;
         let answer = match &mut self.pipeline {
             Some(p) => {
                 let params = RunParams {
@@ -149,10 +165,12 @@ impl Encoder {
             }
             None => {
                 let mut ndjson = ndjson;
+                // Categorized, the stream holds the stream labels alone;
+                // the metadata element is cut below.
                 let opts = StreamsOptions {
                     direction: Direction::Forward,
                     limit: usize::MAX,
-                    categorize: self.categorize,
+                    categorize: self.categorize || stream_labels_only,
                     parsed_prefix: self.parsed_prefix,
                 };
                 let mut out = Vec::with_capacity(ndjson.len() + 512);
@@ -161,7 +179,15 @@ impl Encoder {
                 out
             }
         };
-        flatten(&answer)
+        let mut entries = flatten(&answer)?;
+        if stream_labels_only {
+            for e in &mut entries {
+                if let Some(v) = e.value.as_array_mut() {
+                    v.truncate(2);
+                }
+            }
+        }
+        Ok(entries)
     }
 }
 
@@ -260,7 +286,7 @@ mod tests {
     #[tokio::test]
     async fn entries_in_time_order_one_element_each() {
         let mut enc = Encoder::new(&plan(r#"{app=~"a|b"}"#), false).unwrap();
-        let entries = enc.entries(BytesMut::from(ROWS)).await.unwrap();
+        let entries = enc.entries(BytesMut::from(ROWS), false).await.unwrap();
         let frame = write_frame(&entries, &[], false);
         assert_eq!(
             frame,
@@ -272,10 +298,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn live_entries_of_a_bare_selector_carry_stream_labels_only() {
+        let mut enc = Encoder::new(&plan(r#"{app=~"a|b"}"#), false)
+            .unwrap()
+            .bare_selector(true);
+        // History: metadata merged, as query_range.
+        let history = enc.entries(BytesMut::from(ROWS), false).await.unwrap();
+        assert_eq!(
+            history[0].stream,
+            serde_json::json!({"app": "a", "trace_id": "t1"})
+        );
+        // Live: stream labels only, two-element values.
+        let live = enc.entries(BytesMut::from(ROWS), true).await.unwrap();
+        let frame = write_frame(&live, &[], false);
+        assert_eq!(
+            frame,
+            concat!(
+                r#"{"streams":[{"stream":{"app":"a"},"values":[["1767225601000000000","first level=error"]]},"#,
+                r#"{"stream":{"app":"b"},"values":[["1767225602000000000","second"]]}]}"#
+            )
+        );
+        // A query with a stage, or categorized frames: unchanged.
+        let mut staged = Encoder::new(&plan(r#"{app=~"a|b"} |= "e""#), false).unwrap();
+        let live = staged.entries(BytesMut::from(ROWS), true).await.unwrap();
+        assert_eq!(
+            live[0].stream,
+            serde_json::json!({"app": "a", "trace_id": "t1"})
+        );
+        let mut cat = Encoder::new(&plan(r#"{app=~"a|b"}"#), true)
+            .unwrap()
+            .bare_selector(true);
+        let live = cat.entries(BytesMut::from(ROWS), true).await.unwrap();
+        assert_eq!(live[0].value.as_array().unwrap().len(), 3);
+    }
+
+    #[tokio::test]
     async fn categorized_and_proxy_stages() {
         let mut enc =
             Encoder::new(&plan(r#"{app=~"a|b"} | logfmt | level="error""#), true).unwrap();
-        let entries = enc.entries(BytesMut::from(ROWS)).await.unwrap();
+        let entries = enc.entries(BytesMut::from(ROWS), false).await.unwrap();
         assert_eq!(entries.len(), 1);
         let frame = write_frame(&entries, &[], true);
         let v: Value = serde_json::from_str(&frame).unwrap();
@@ -299,7 +360,7 @@ mod tests {
     #[tokio::test]
     async fn discovered_labels_as_in_a_log_answer() {
         let mut enc = Encoder::new(&discovering(r#"{service_name=~"a|b"}"#), false).unwrap();
-        let entries = enc.entries(BytesMut::from(ROWS)).await.unwrap();
+        let entries = enc.entries(BytesMut::from(ROWS), false).await.unwrap();
         assert_eq!(
             write_frame(&entries, &[], false),
             concat!(
@@ -309,7 +370,7 @@ mod tests {
         );
         // Categorized: `detected_level` is structured metadata, `service_name` a stream label.
         let mut enc = Encoder::new(&discovering(r#"{service_name=~"a|b"}"#), true).unwrap();
-        let entries = enc.entries(BytesMut::from(ROWS)).await.unwrap();
+        let entries = enc.entries(BytesMut::from(ROWS), false).await.unwrap();
         let v: Value = serde_json::from_str(&write_frame(&entries, &[], true)).unwrap();
         assert_eq!(
             v["streams"][0]["stream"],
@@ -325,7 +386,7 @@ mod tests {
             false,
         )
         .unwrap();
-        let entries = enc.entries(BytesMut::from(ROWS)).await.unwrap();
+        let entries = enc.entries(BytesMut::from(ROWS), false).await.unwrap();
         assert_eq!(
             write_frame(&entries, &[], false),
             r#"{"streams":[{"stream":{"app":"b","detected_level":"unknown","service_name":"b"},"values":[["1767225602000000000","second"]]}]}"#

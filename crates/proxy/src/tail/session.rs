@@ -141,7 +141,7 @@ pub async fn run(
                 let entries = if lines.is_empty() {
                     Vec::new()
                 } else {
-                    match s.encoder.entries(lines).await {
+                    match s.encoder.entries(lines, true).await {
                         Ok(e) => e,
                         Err(e) => return close(&mut socket, &e).await,
                     }
@@ -198,7 +198,7 @@ async fn history(state: &TailState, s: &mut Session, t0: i64) -> Result<Vec<Entr
         .post_form(Endpoint::Query, &form)
         .await
         .map_err(|e| e.to_string())?;
-    let mut entries = s.encoder.entries(body).await?;
+    let mut entries = s.encoder.entries(body, false).await?;
     // VictoriaLogs' `limit` already kept the newest; keep the bound anyway.
     if entries.len() > limit {
         entries.drain(..entries.len() - limit);

@@ -1,0 +1,258 @@
+//! Live tail compared with a real Loki: the same pushes go to Loki 3.7.x and
+//! to VictoriaLogs, the same `/loki/api/v1/tail` sockets are opened on Loki
+//! and on lokivl, and the frames are compared: the history frame whole, and
+//! the entries pushed after the sockets opened (every stream element and
+//! value, in time order; how they are cut into frames depends on timing).
+//!
+//! Live only: it needs `LOKIVL_LOKI_BIN` and `LOKIVL_VL_BIN` (or `loki` and
+//! `victoria-logs` on PATH) and skips with one line otherwise. A tail has no
+//! golden replay; CI checks lokivl's frames against a fake VictoriaLogs
+//! (`http_tail.rs`).
+
+mod common;
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use common::backend::{self, VictoriaLogs};
+use common::loki::{self, Loki};
+use futures_util::StreamExt as _;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_nanos() as i64
+}
+
+/// One pushed entry: timestamp, line, structured metadata.
+type Pushed = (i64, String, Value);
+
+/// A push body: `(stream labels, entries)` per stream.
+fn push_body(streams: &[(Value, Vec<Pushed>)]) -> String {
+    let streams: Vec<Value> = streams
+        .iter()
+        .map(|(labels, values)| {
+            let values: Vec<Value> = values
+                .iter()
+                .map(|(ts, line, md)| {
+                    if md.as_object().is_some_and(|m| !m.is_empty()) {
+                        json!([ts.to_string(), line, md])
+                    } else {
+                        json!([ts.to_string(), line])
+                    }
+                })
+                .collect();
+            json!({"stream": labels, "values": values})
+        })
+        .collect();
+    json!({ "streams": streams }).to_string()
+}
+
+fn lines(t0: i64, tag: &str) -> String {
+    push_body(&[
+        (
+            json!({"app": "tailed", "env": "prod"}),
+            (0..4)
+                .map(|i| {
+                    let level = ["info", "error", "warn", "error"][i];
+                    let md = if i % 2 == 0 {
+                        json!({"trace_id": format!("{tag}-{i}")})
+                    } else {
+                        json!({})
+                    };
+                    (
+                        t0 + i as i64 * 1_000_000,
+                        format!("level={level} msg=\"{tag} line {i}\" took={}ms", i * 7),
+                        md,
+                    )
+                })
+                .collect(),
+        ),
+        (
+            json!({"app": "tailed", "env": "dev"}),
+            vec![(t0 + 500_000, format!("plain {tag} error text"), json!({}))],
+        ),
+    ])
+}
+
+/// Every text frame that arrives within `wait` (pings skipped).
+async fn frames(ws: &mut Ws, wait: Duration) -> Vec<Value> {
+    let deadline = Instant::now() + wait;
+    let mut out = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, ws.next()).await {
+            Ok(Some(Ok(Message::Text(t)))) => {
+                out.push(serde_json::from_str(&t).expect("a JSON frame"));
+            }
+            Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => {}
+            Ok(other) => panic!("unexpected {other:?}"),
+            Err(_) => return out,
+        }
+    }
+}
+
+async fn open(base: &str, query: &str, start_ns: i64, categorize: bool) -> Ws {
+    let url = format!(
+        "{}/loki/api/v1/tail?{}",
+        base.replacen("http://", "ws://", 1),
+        form_urlencoded::Serializer::new(String::new())
+            .append_pair("query", query)
+            .append_pair("start", &start_ns.to_string())
+            .append_pair("limit", "20")
+            .finish()
+    );
+    let mut req = url.into_client_request().expect("a tail URL");
+    if categorize {
+        req.headers_mut().insert(
+            "X-Loki-Response-Encoding-Flags",
+            "categorize-labels".parse().expect("header value"),
+        );
+    }
+    let (ws, _) = tokio_tungstenite::connect_async(req)
+        .await
+        .unwrap_or_else(|e| panic!("tail {base} {query}: {e}"));
+    ws
+}
+
+/// The `streams` elements of `frames`, sorted by time then line.
+fn entries(frames: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = frames
+        .iter()
+        .flat_map(|f| f["streams"].as_array().cloned().unwrap_or_default())
+        .collect();
+    out.sort_by_key(|s| (s["values"][0][0].as_str().map(str::to_owned), s.to_string()));
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tail_frames_like_a_real_loki() {
+    compare_tails(false).await;
+}
+
+/// The same with Loki's default label discovery on both sides: frames
+/// carry `service_name`, and `detected_level` where Loki sends metadata.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tail_frames_like_a_real_loki_with_discovery() {
+    compare_tails(true).await;
+}
+
+async fn compare_tails(discovery: bool) {
+    let (Some(loki_bin), Some(vl_bin)) = (loki::find_loki_binary(), backend::find_vl_binary())
+    else {
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "skipped: missing Loki or VictoriaLogs (set LOKIVL_LOKI_BIN and LOKIVL_VL_BIN)\n"
+            ),
+        );
+        return;
+    };
+    let edit = move |config: String| {
+        if discovery {
+            config
+                .replace("  discover_service_name: []\n", "")
+                .replace("  discover_log_levels: false\n", "")
+        } else {
+            config
+        }
+    };
+    let (loki, vl) = tokio::join!(
+        Loki::start_with(&loki_bin, edit),
+        VictoriaLogs::start(&vl_bin)
+    );
+    let lokivl = common::start_lokivl_with(&vl.url, |s| {
+        if discovery {
+            s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+        }
+    })
+    .await;
+    let history_t = now_ns() - 20_000_000_000;
+    let history = lines(history_t, "history");
+    loki.push(history.clone()).await;
+    vl.ingest(history).await;
+
+    let cases = [
+        (r#"{app="tailed"}"#, false),
+        (r#"{app="tailed"} |= "error""#, true),
+        (r#"{app="tailed"} | logfmt | level="error""#, false),
+        (r#"{app="tailed"} | logfmt | drop took"#, false),
+        (r#"{app="tailed"} | logfmt"#, true),
+        (r#"{app="tailed"} |= "line""#, false),
+        (r#"{app="tailed"} | env="prod""#, false),
+        (
+            r#"{env="prod", app="tailed"} | line_format "{{.env}}: {{__line__}}""#,
+            true,
+        ),
+    ];
+    let start = history_t - 5_000_000_000;
+    let mut sockets = Vec::new();
+    for (query, categorize) in cases {
+        sockets.push((
+            query,
+            categorize,
+            open(&loki.url, query, start, categorize).await,
+            open(&lokivl, query, start, categorize).await,
+        ));
+    }
+    // History frames, then (after VictoriaLogs' tail has polled once) the
+    // live pushes to both.
+    let mut histories = Vec::new();
+    for (_, _, l, v) in &mut sockets {
+        let (lf, vf) = tokio::join!(
+            frames(l, Duration::from_millis(1500)),
+            frames(v, Duration::from_millis(1500))
+        );
+        histories.push((lf, vf));
+    }
+    let live = lines(now_ns(), "live");
+    loki.push(live.clone()).await;
+    vl.ingest(live).await;
+
+    let mut failures = Vec::new();
+    for ((query, categorize, l, v), (l_hist, v_hist)) in sockets.iter_mut().zip(histories) {
+        let (l_live, v_live) = tokio::join!(
+            frames(l, Duration::from_secs(3)),
+            frames(v, Duration::from_secs(3))
+        );
+        let case = format!("{query} (categorize-labels: {categorize}, discovery: {discovery})");
+        if l_hist.is_empty() || l_hist != v_hist {
+            failures.push(format!(
+                "{case}: history frames differ\n  loki   {}\n  lokivl {}",
+                Value::from(l_hist.clone()),
+                Value::from(v_hist.clone())
+            ));
+        }
+        let (le, ve) = (entries(&l_live), entries(&v_live));
+        let live_count = ve.len();
+        if le.is_empty() || le != ve {
+            failures.push(format!(
+                "{case}: live entries differ\n  loki   {}\n  lokivl {}",
+                Value::from(le),
+                Value::from(ve)
+            ));
+        }
+        for f in l_live.iter().chain(&v_live) {
+            let keys: Vec<&String> = f
+                .as_object()
+                .map(|o| o.keys().collect())
+                .unwrap_or_default();
+            let known = ["streams", "dropped_entries", "encodingFlags"];
+            if !keys.iter().all(|k| known.contains(&k.as_str())) {
+                failures.push(format!("{case}: unexpected frame keys {keys:?}"));
+            }
+        }
+        println!(
+            "tail {case}: {} history and {} live entries equal",
+            entries(&l_hist).len(),
+            live_count
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
