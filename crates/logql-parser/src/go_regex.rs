@@ -12,6 +12,17 @@ use regex_syntax::ast::{self, Ast, ErrorKind, RepetitionKind, RepetitionRange};
 /// RE2's largest repetition count.
 const MAX_REPEAT: u32 = 1000;
 
+/// The first group name `re` repeats (Go accepts it; Loki's `regexp`
+/// parser then refuses it).
+pub(crate) fn duplicate_group_name(re: &str) -> Option<&str> {
+    match ast::parse::Parser::new().parse(re) {
+        Err(e) if matches!(e.kind(), ErrorKind::GroupNameDuplicate { .. }) => {
+            re.get(e.span().start.offset..e.span().end.offset)
+        }
+        _ => None,
+    }
+}
+
 /// `Err` with Go's message when RE2 rejects `re`.
 pub(crate) fn check(re: &str) -> Result<(), String> {
     let ast = match ast::parse::Parser::new().parse(re) {
@@ -62,8 +73,11 @@ fn parse_error(re: &str, e: &ast::Error) -> Result<(), String> {
         }
         ErrorKind::RepetitionCountInvalid => ("invalid repeat count", text),
         ErrorKind::EscapeUnexpectedEof => ("trailing backslash at end of expression", ""),
-        // RE2 reads a malformed `{…}` as literal text.
-        ErrorKind::RepetitionCountUnclosed | ErrorKind::RepetitionCountDecimalEmpty => {
+        // RE2 reads a malformed `{…}` as literal text, and allows a group
+        // name twice.
+        ErrorKind::RepetitionCountUnclosed
+        | ErrorKind::RepetitionCountDecimalEmpty
+        | ErrorKind::GroupNameDuplicate { .. } => {
             return Ok(());
         }
         _ => ("invalid or unsupported Perl syntax", text),

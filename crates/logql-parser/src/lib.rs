@@ -22,6 +22,7 @@ mod lexer;
 mod limits;
 mod names;
 mod normalize;
+mod pattern;
 mod pretty;
 mod print;
 mod quote;
@@ -34,6 +35,7 @@ pub use bytes::{effective_bytes, parse_bytes};
 pub use duration::Duration;
 pub use error::ParseError;
 pub use limits::{MAX_NESTING_DEPTH, MAX_OPERATORS};
+pub use pattern::{PatternNode, parse_pattern};
 pub use pretty::prettify;
 pub use validate::EMPTY_MATCHERS;
 

@@ -63,6 +63,7 @@ fn expecting(before: &[Token]) -> Option<&'static str> {
         "IDENTIFIER" if in_selector => Some("= or =~ or !~ or !="),
         "=" | "!=" | "=~" | "!~" if in_selector => Some("STRING"),
         "regexp" | "pattern" | "line_format" => Some("STRING"),
+        "unwrap" => Some("IDENTIFIER or BYTES_CONV or DURATION_CONV or DURATION_SECONDS_CONV"),
         "(" if prev2 == Some("VECTOR") => Some("NUMBER"),
         "(" if prev2.is_some_and(|p| {
             p.ends_with("_OVER_TIME") || p.starts_with("RATE") || p.starts_with("BYTES_")

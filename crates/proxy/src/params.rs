@@ -74,9 +74,10 @@ pub enum ParamError {
     #[error("interval must be >= 0")]
     NegativeInterval,
     /// The range is longer than `max_query_length`.
-    #[error("the query time range exceeds the limit (query length: {}, limit: {})", duration::format_prometheus(*.len), duration::format_prometheus(*.max))]
+    #[error("the query time range exceeds the limit (query length: {}, limit: {})", duration::format_go(*.len), duration::format_prometheus(*.max))]
     QueryTooLong {
-        /// `end - start` in nanoseconds.
+        /// `end - start` in nanoseconds, of the times cut to milliseconds
+        /// (Loki's frontend compares millisecond times).
         len: i64,
         /// The configured `max_query_length` in nanoseconds.
         max: i64,
@@ -229,7 +230,8 @@ pub fn check_query_length(b: Bounds) -> Result<(), ParamError> {
 /// # Errors
 /// [`ParamError::QueryTooLong`].
 pub fn check_query_length_with(limits: QueryLimits, b: Bounds) -> Result<(), ParamError> {
-    let len = b.end.saturating_sub(b.start);
+    let ms = |t: i64| t / 1_000_000 * 1_000_000;
+    let len = ms(b.end).saturating_sub(ms(b.start));
     let max = limits.max_query_length_ns;
     if max > 0 && len > max {
         Err(ParamError::QueryTooLong { len, max })
@@ -492,7 +494,7 @@ mod tests {
             })
             .unwrap_err()
             .to_string(),
-            "the query time range exceeds the limit (query length: 31d1h, limit: 30d1h)"
+            "the query time range exceeds the limit (query length: 745h0m0s, limit: 30d1h)"
         );
     }
 
@@ -528,7 +530,7 @@ mod tests {
         };
         assert_eq!(
             check_query_length_with(l, b).unwrap_err().to_string(),
-            "the query time range exceeds the limit (query length: 3h, limit: 2h)"
+            "the query time range exceeds the limit (query length: 3h0m0s, limit: 2h)"
         );
         // 0 disables either limit, as in Loki.
         let off = QueryLimits {

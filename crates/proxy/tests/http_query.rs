@@ -397,7 +397,7 @@ async fn parameter_errors_carry_lokis_text() {
                 ("end", "2682000"),
                 ("step", "300"),
             ],
-            "the query time range exceeds the limit (query length: 31d1h, limit: 30d1h)",
+            "the query time range exceeds the limit (query length: 745h0m0s, limit: 30d1h)",
         ),
         (
             &[

@@ -82,7 +82,7 @@ async fn configured_query_length_is_enforced_with_its_value_in_the_text() {
     let a = get(&range_url(&base, END_NS - 3 * HOUR_NS, END_NS, "10")).await;
     assert_eq!(
         a.assert_error(StatusCode::BAD_REQUEST),
-        "the query time range exceeds the limit (query length: 3h, limit: 2h)"
+        "the query time range exceeds the limit (query length: 3h0m0s, limit: 2h)"
     );
     assert!(vl.requests().is_empty(), "refused before VictoriaLogs");
     let a = get(&range_url(&base, END_NS - 2 * HOUR_NS, END_NS, "10")).await;
@@ -107,7 +107,7 @@ async fn defaults_are_lokis() {
     let a = get(&range_url(&base, END_NS - 745 * HOUR_NS, END_NS, "10")).await;
     assert_eq!(
         a.assert_error(StatusCode::BAD_REQUEST),
-        "the query time range exceeds the limit (query length: 31d1h, limit: 30d1h)"
+        "the query time range exceeds the limit (query length: 745h0m0s, limit: 30d1h)"
     );
     let a = get(&range_url(&base, END_NS - HOUR_NS, END_NS, "5001")).await;
     assert_eq!(

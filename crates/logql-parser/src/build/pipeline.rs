@@ -9,6 +9,7 @@ use crate::ast::{
     LabelExtraction, LabelFormatOp, LabelSelector, LineFilter, LineFilterOp, LineFilterValue,
     LogExpr, Parser, Stage,
 };
+use crate::error::ParseError;
 use crate::grammar::Rule;
 
 /// Builds `selector pipeline?`.
@@ -61,8 +62,20 @@ pub(crate) fn stage(input: &str, p: Pair<'_, Rule>, out: &mut Vec<Stage>) -> Bui
                 extractions: extr,
             })
         }
-        Rule::regexp_stage => Stage::Parser(Parser::Regexp(last_string(input, it)?)),
-        Rule::pattern_stage => Stage::Parser(Parser::Pattern(last_string(input, it)?)),
+        Rule::regexp_stage => {
+            let re = last_string(input, it)?;
+            if let Some(e) = regexp_parser_error(&re) {
+                return Err(ParseError::Semantic(format!("invalid regexp parser: {e}")));
+            }
+            Stage::Parser(Parser::Regexp(re))
+        }
+        Rule::pattern_stage => {
+            let p = last_string(input, it)?;
+            if let Err(e) = crate::pattern::parse_pattern(&p, false) {
+                return Err(ParseError::Semantic(format!("invalid pattern parser: {e}")));
+            }
+            Stage::Parser(Parser::Pattern(p))
+        }
         Rule::unpack_stage => Stage::Parser(Parser::Unpack),
         Rule::line_format_stage => Stage::LineFormat(last_string(input, it)?),
         Rule::decolorize_stage => Stage::Decolorize,
@@ -186,6 +199,28 @@ fn line_filter(
         out.push(Stage::LineFilter(LineFilter { op, values }));
     }
     Ok(())
+}
+
+/// Why Loki's `NewRegexpParser` refuses `re`, checked while parsing as Loki
+/// does: Go's regex error, or no named capture.
+fn regexp_parser_error(re: &str) -> Option<String> {
+    if let Err(e) = crate::go_regex::check(re) {
+        return Some(e);
+    }
+    if let Some(n) = crate::go_regex::duplicate_group_name(re) {
+        return Some(format!("duplicate extracted label name '{n}'"));
+    }
+    let compiled = regex::Regex::new(re).ok()?;
+    let mut names: Vec<&str> = Vec::new();
+    for n in compiled.capture_names().flatten() {
+        if names.contains(&n) {
+            return Some(format!("duplicate extracted label name '{n}'"));
+        }
+        names.push(n);
+    }
+    names
+        .is_empty()
+        .then(|| "at least one named capture must be supplied".to_owned())
 }
 
 #[cfg(test)]

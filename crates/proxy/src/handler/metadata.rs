@@ -52,6 +52,7 @@ pub async fn labels(State(state): State<AppState>, form: Form) -> Result<Respons
     let discovery = flags::current();
     let bounds = metadata_bounds(&form)?;
     let query = selector_query(form.get("query"), &discovery)?;
+    reject_reversed(&form)?;
     let names = fetch_values(&state, Endpoint::StreamFieldNames, &query, bounds, None).await?;
     // VictoriaLogs keeps OTel's dotted names; Loki (and LogQL) only know `k8s_pod_name`.
     let mut names: BTreeSet<String> = names
@@ -78,6 +79,7 @@ pub async fn label_values(
     let discovery = flags::current();
     let bounds = metadata_bounds(&form)?;
     let query = selector_query(form.get("query"), &discovery)?;
+    reject_reversed(&form)?;
     if name == SERVICE_NAME && discovery.service_name() {
         return Ok(string_list(
             derived_service_names(&state, &query, bounds, &discovery).await?,
@@ -117,6 +119,7 @@ pub async fn series(State(state): State<AppState>, form: Form) -> Result<Respons
     let discovery = flags::current();
     let bounds = metadata_bounds(&form)?;
     let queries = series_queries(&form, &discovery)?;
+    reject_reversed(&form)?;
     let mut all: BTreeSet<Vec<(String, String)>> = BTreeSet::new();
     for query in &queries {
         let body = call(&state, Endpoint::Streams, query, bounds, None).await?;
@@ -133,6 +136,19 @@ pub async fn series(State(state): State<AppState>, form: Form) -> Result<Respons
     serde_json::to_writer(&mut out, &data).map_err(|e| ApiError::Internal(e.to_string()))?;
     out.push(b'}');
     Ok(json_response(out))
+}
+
+/// Loki's querier refuses a metadata range that ends before it starts,
+/// with the text of its `max_query_lookback` check (lokivl has no lookback:
+/// `0s`, as Loki's default).
+fn reject_reversed(form: &Form) -> Result<(), ApiError> {
+    let b = params::bounds(form, now_ns())?;
+    if b.end < b.start {
+        return Err(ApiError::BadRequest(
+            "this data is no longer available, it is past now - max_query_lookback (0s)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The requested range widened to its time bucket ([`crate::window::bucket`]),

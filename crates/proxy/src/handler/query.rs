@@ -35,6 +35,7 @@ pub async fn query_range(
 ) -> Result<Response, ApiError> {
     let p = params::range_params(&form, now_ns())?;
     let expr = logql_parser::parse_query(&p.query)?;
+    crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
     params::check_query_length(p.bounds)?;
     match expr {
         Expr::Log(log) => log_range(&state, &headers, windows.as_deref(), &p, &log).await,
@@ -51,7 +52,9 @@ pub async fn query_range(
 /// [`ApiError`] for bad parameters or LogQL, log queries and unsupported metric queries.
 pub async fn query(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
     let p = params::instant_params(&form, now_ns())?;
-    match logql_parser::parse_query(&p.query)? {
+    let expr = logql_parser::parse_query(&p.query)?;
+    crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
+    match expr {
         Expr::Log(_) => Err(ApiError::BadRequest(INSTANT_LOG_QUERY.to_owned())),
         Expr::Metric(m) => super::metric::instant(&state, &m, p.time).await,
     }

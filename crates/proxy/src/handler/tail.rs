@@ -62,6 +62,7 @@ fn parse(form: &Form, headers: &HeaderMap, tenant: &Tenant) -> Result<Session, A
     let now = timestamp::now_ns();
     let query = form.get("query");
     let expr = logql_parser::parse_query(query)?;
+    crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
     let limit = params::limit(form)?;
     params::check_max_entries(limit)?;
     let start = timestamp::parse_timestamp(form.get("start"), now - params::DEFAULT_SINCE_NS)

@@ -94,6 +94,53 @@ pub fn format_prometheus(ns: i64) -> String {
     out
 }
 
+/// Formats nanoseconds as Go's `time.Duration.String` does (`748h0m0s`,
+/// `1m30s`, `1.5s`, `250ms`, `0s`): Loki prints a query's length this way.
+pub fn format_go(ns: i64) -> String {
+    if ns == 0 {
+        return "0s".to_owned();
+    }
+    let neg = ns < 0;
+    let u = ns.unsigned_abs();
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    // A fraction without trailing zeros, `digits` wide.
+    let frac = |v: u64, digits: u32| -> String {
+        if v == 0 {
+            return String::new();
+        }
+        let s = format!("{v:0width$}", width = digits as usize);
+        format!(".{}", s.trim_end_matches('0'))
+    };
+    if u < 1_000_000_000 {
+        let (unit, div, digits) = if u < 1_000 {
+            ("ns", 1, 0)
+        } else if u < 1_000_000 {
+            ("µs", 1_000, 3)
+        } else {
+            ("ms", 1_000_000, 6)
+        };
+        out.push_str(&(u / div).to_string());
+        out.push_str(&frac(u % div, digits));
+        out.push_str(unit);
+        return out;
+    }
+    let secs = u / 1_000_000_000;
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    if h > 0 {
+        out.push_str(&format!("{h}h"));
+    }
+    if h > 0 || m > 0 {
+        out.push_str(&format!("{m}m"));
+    }
+    out.push_str(&s.to_string());
+    out.push_str(&frac(u % 1_000_000_000, 9));
+    out.push('s');
+    out
+}
+
 /// Why a `step` was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
@@ -146,6 +193,24 @@ fn parse_go_float(s: &str) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn go_duration_strings() {
+        for (ns, want) in [
+            (0, "0s"),
+            (1, "1ns"),
+            (1_500, "1.5µs"),
+            (250_000_000, "250ms"),
+            (1_500_000_000, "1.5s"),
+            (90_000_000_000, "1m30s"),
+            (3_600_000_000_000, "1h0m0s"),
+            (748 * 3_600_000_000_000, "748h0m0s"),
+            (3_723_500_000_000, "1h2m3.5s"),
+            (-90_000_000_000, "-1m30s"),
+        ] {
+            assert_eq!(format_go(ns), want, "{ns}");
+        }
+    }
+
     use super::*;
 
     const S: i64 = 1_000_000_000;

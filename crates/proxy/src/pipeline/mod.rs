@@ -22,6 +22,7 @@ pub mod logfmt;
 pub mod pattern;
 pub mod regexp;
 pub mod run;
+pub mod validate;
 
 use std::borrow::Cow;
 

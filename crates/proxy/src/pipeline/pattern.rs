@@ -1,13 +1,7 @@
 //! Loki's pattern language (`<name>`, `<_>`, literals) for the `pattern`
 //! parser and the `|>`/`!>` line filters (grafana/loki `pkg/logql/log/pattern`).
 
-/// One part of a pattern.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Node {
-    Literal(String),
-    /// A capture; `None` for `<_>`.
-    Capture(Option<String>),
-}
+use logql_parser::PatternNode as Node;
 
 /// A compiled pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,70 +9,14 @@ pub struct Pattern {
     nodes: Vec<Node>,
 }
 
-fn is_ident(s: &str) -> bool {
-    let mut c = s.chars();
-    matches!(c.next(), Some(f) if f.is_ascii_alphabetic() || f == '_')
-        && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 impl Pattern {
-    /// Parses a pattern. `<x>` with a valid identifier is a capture; any
-    /// other `<` is literal text.
+    /// Parses a pattern ([`logql_parser::parse_pattern`]).
     ///
     /// # Errors
-    /// Loki's messages for consecutive captures, no capture at all (parser),
+    /// Loki's messages for consecutive captures, no named capture (parser),
     /// or repeated names.
     pub fn parse(text: &str, line_filter: bool) -> Result<Self, String> {
-        let mut nodes: Vec<Node> = Vec::new();
-        let mut rest = text;
-        let mut lit = String::new();
-        while !rest.is_empty() {
-            if let Some(after) = rest.strip_prefix('<')
-                && let Some(end) = after.find('>')
-                && is_ident(&after[..end])
-            {
-                if !lit.is_empty() {
-                    nodes.push(Node::Literal(std::mem::take(&mut lit)));
-                }
-                let name = &after[..end];
-                nodes.push(Node::Capture((name != "_").then(|| name.to_owned())));
-                rest = &after[end + 1..];
-                continue;
-            }
-            let c = rest.chars().next().unwrap_or_default();
-            lit.push(c);
-            rest = &rest[c.len_utf8()..];
-        }
-        if !lit.is_empty() {
-            nodes.push(Node::Literal(lit));
-        }
-        for w in nodes.windows(2) {
-            if matches!((&w[0], &w[1]), (Node::Capture(_), Node::Capture(_))) {
-                return Err("found consecutive capture: invalid expression".into());
-            }
-        }
-        let names: Vec<&String> = nodes
-            .iter()
-            .filter_map(|n| match n {
-                Node::Capture(Some(s)) => Some(s),
-                _ => None,
-            })
-            .collect();
-        if line_filter {
-            if !names.is_empty() {
-                return Err("named captures are not allowed in pattern line filters".into());
-            }
-        } else {
-            if !nodes.iter().any(|n| matches!(n, Node::Capture(_))) {
-                return Err("at least one capture is required: invalid expression".into());
-            }
-            for (i, n) in names.iter().enumerate() {
-                if names[..i].contains(n) {
-                    return Err(format!("duplicate capture name ({n}): invalid expression"));
-                }
-            }
-        }
-        Ok(Pattern { nodes })
+        logql_parser::parse_pattern(text, line_filter).map(|nodes| Pattern { nodes })
     }
 
     /// The named captures in order.
