@@ -13,9 +13,9 @@
 
 mod common;
 
-use common::backend::{self, Tap, VictoriaLogs};
-use common::differential::{self, DISCOVERY, LokiGolden, VlGolden};
-use common::loki::{self, Loki};
+use common::backend::{Tap, VictoriaLogs};
+use common::differential::{self, DISCOVERY};
+use common::loki::Loki;
 
 async fn start_lokivl(backend: &str) -> String {
     common::start_lokivl_with(backend, |s| {
@@ -33,14 +33,7 @@ fn with_discovery(config: String) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_answers_like_a_real_loki() {
-    let (Some(loki_bin), Some(vl_bin)) = (loki::find_loki_binary(), backend::find_vl_binary())
-    else {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "skipped: missing Loki or VictoriaLogs (set LOKIVL_LOKI_BIN and LOKIVL_VL_BIN)\n"
-            ),
-        );
+    let Some((loki_bin, vl_bin)) = differential::servers() else {
         return;
     };
     let base_ns = differential::base_ns();
@@ -65,19 +58,7 @@ async fn discovery_answers_like_a_real_loki() {
         base_ns,
     )
     .await;
-    if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
-        DISCOVERY.write_goldens(
-            &LokiGolden {
-                base_ns,
-                answers: loki_answers.clone(),
-            },
-            &VlGolden {
-                base_ns,
-                exchanges: tap.recorded(),
-            },
-        );
-        println!("recorded {}", DISCOVERY.loki_golden_path().display());
-    }
+    DISCOVERY.record_if_asked(base_ns, &loki_answers, tap.recorded());
     drop(loki);
     drop(vl);
     let verdict = differential::judge(

@@ -13,27 +13,14 @@
 
 mod common;
 
-use common::backend::{self, Tap, VictoriaLogs};
-use common::differential::{self, LokiGolden, VlGolden};
-use common::loki::{self, Loki};
+use common::backend::{Tap, VictoriaLogs};
+use common::differential;
+use common::loki::Loki;
 use common::variants;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lokivl_answers_like_a_real_loki() {
-    let loki_bin = loki::find_loki_binary();
-    let vl_bin = backend::find_vl_binary();
-    let (Some(loki_bin), Some(vl_bin)) = (loki_bin.clone(), vl_bin.clone()) else {
-        let mut missing = Vec::new();
-        if loki_bin.is_none() {
-            missing.push("Loki (set LOKIVL_LOKI_BIN or put loki on PATH)");
-        }
-        if vl_bin.is_none() {
-            missing.push("VictoriaLogs (set LOKIVL_VL_BIN or put victoria-logs on PATH)");
-        }
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!("skipped: missing {}\n", missing.join(" and ")),
-        );
+    let Some((loki_bin, vl_bin)) = differential::servers() else {
         return;
     };
     // Loki in this set-up only answers for recent data: the dataset starts
@@ -62,24 +49,7 @@ async fn lokivl_answers_like_a_real_loki() {
     let windowed = variants::ask_all(&tap.url, &queries, base_ns).await;
     let refresh = variants::refresh_failures(&tap, &queries, &loki_answers, base_ns).await;
 
-    // Record even when comparisons fail: the golden files hold the servers' data.
-    if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
-        differential::MAIN.write_goldens(
-            &LokiGolden {
-                base_ns,
-                answers: loki_answers.clone(),
-            },
-            &VlGolden {
-                base_ns,
-                exchanges: tap.recorded(),
-            },
-        );
-        println!(
-            "recorded {} and {}",
-            differential::MAIN.loki_golden_path().display(),
-            differential::MAIN.vl_golden_path().display()
-        );
-    }
+    differential::MAIN.record_if_asked(base_ns, &loki_answers, tap.recorded());
     drop(loki);
     drop(vl);
     let gaps = differential::MAIN.known_gaps();

@@ -13,8 +13,8 @@ mod common;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::backend::{self, VictoriaLogs};
-use common::loki::{self, Loki};
+use common::backend::VictoriaLogs;
+use common::loki::Loki;
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -144,14 +144,7 @@ async fn tail_frames_like_a_real_loki_with_discovery() {
 }
 
 async fn compare_tails(discovery: bool) {
-    let (Some(loki_bin), Some(vl_bin)) = (loki::find_loki_binary(), backend::find_vl_binary())
-    else {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!(
-                "skipped: missing Loki or VictoriaLogs (set LOKIVL_LOKI_BIN and LOKIVL_VL_BIN)\n"
-            ),
-        );
+    let Some((loki_bin, vl_bin)) = common::differential::servers() else {
         return;
     };
     let edit = move |config: String| {

@@ -293,6 +293,28 @@ impl Suite {
         write_json(&self.vl_golden_path(), vl);
     }
 
+    /// With `LOKIVL_RECORD_GOLDEN` set, writes Loki's answers and the
+    /// VictoriaLogs exchanges; recorded even when comparisons fail, since
+    /// the golden files hold the servers' data, not lokivl's verdicts.
+    pub fn record_if_asked(
+        &self,
+        base_ns: i64,
+        answers: &BTreeMap<String, Answer>,
+        exchanges: Golden,
+    ) {
+        if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_none() {
+            return;
+        }
+        self.write_goldens(
+            &LokiGolden {
+                base_ns,
+                answers: answers.clone(),
+            },
+            &VlGolden { base_ns, exchanges },
+        );
+        println!("recorded {}", self.golden_dir().display());
+    }
+
     /// Reads both golden files; `None` when one is missing.
     pub fn read_goldens(&self) -> Option<(LokiGolden, VlGolden)> {
         Some((
@@ -471,6 +493,28 @@ pub async fn settle_random_picks(
         }
     }
     loki
+}
+
+/// The Loki and VictoriaLogs binaries of a live suite; `None` after one
+/// printed line naming what is missing (the suite then skips).
+pub fn servers() -> Option<(PathBuf, PathBuf)> {
+    let loki_bin = super::loki::find_loki_binary();
+    let vl_bin = super::backend::find_vl_binary();
+    if let (Some(l), Some(v)) = (&loki_bin, &vl_bin) {
+        return Some((l.clone(), v.clone()));
+    }
+    let mut missing = Vec::new();
+    if loki_bin.is_none() {
+        missing.push("Loki (set LOKIVL_LOKI_BIN or put loki on PATH)");
+    }
+    if vl_bin.is_none() {
+        missing.push("VictoriaLogs (set LOKIVL_VL_BIN or put victoria-logs on PATH)");
+    }
+    let _ = std::io::Write::write_fmt(
+        &mut std::io::stderr(),
+        format_args!("skipped: missing {}\n", missing.join(" and ")),
+    );
+    None
 }
 
 /// Outcome of a whole run: the printable report and the failures.
