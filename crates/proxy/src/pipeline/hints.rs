@@ -21,7 +21,7 @@
 use logql_parser::{LabelFilter, LabelFormatOp, Stage};
 
 use super::label_filter::LabelPred;
-use super::labels::{ERROR, EXTRACTED, LabelsBuilder};
+use super::labels::{Category, ERROR, EXTRACTED, LabelsBuilder, PRESERVE_ERROR};
 use crate::template::Template;
 
 /// How a metric query's range aggregation groups its samples, as Loki's
@@ -203,6 +203,11 @@ impl Hints {
         }
     }
 
+    /// Whether parsers extract only some labels (a grouped metric query).
+    pub fn requires(&self) -> bool {
+        !self.required.is_empty()
+    }
+
     /// Whether a parser sets `name` at all (Loki's `ShouldExtract`).
     pub fn extract(&self, name: &str) -> bool {
         self.required.is_empty() || self.required.iter().any(|r| r == name)
@@ -223,6 +228,14 @@ impl Hints {
     /// Whether parsers skip the line (Loki's `NoLabels`).
     pub fn skip(&self, lbs: &LabelsBuilder) -> bool {
         self.no_labels || self.all_extracted(lbs)
+    }
+
+    /// After a parser set an error: Loki's `addErrLabel` also marks the
+    /// entry `__preserve_error__="true"` when the error was asked for.
+    pub fn mark_error(&self, lbs: &mut LabelsBuilder) {
+        if self.preserve_error() {
+            lbs.set(Category::Parsed, PRESERVE_ERROR, "true");
+        }
     }
 
     /// Whether `__error__` is required (grouped on or filtered): parser

@@ -39,18 +39,26 @@ impl JsonParser {
         }
         self.key.clear();
         let key = &mut self.key;
-        match walk(line, key, lbs, hints) {
+        let walked = if hints.requires() {
+            walk::<true>(line, key, lbs, hints)
+        } else {
+            walk::<false>(line, key, lbs, hints)
+        };
+        match walked {
             Ok(()) | Err(DONE) => true,
             Err(DROP) => false,
             Err(e) => {
                 lbs.set_err(JSON_PARSER_ERR, Some(e));
+                hints.mark_error(lbs);
                 true
             }
         }
     }
 }
 
-fn walk(
+/// `REQUIRED`: the hints name required labels (a grouped metric query);
+/// without them the per-member checks compile away.
+fn walk<const REQUIRED: bool>(
     obj: &str,
     key: &mut String,
     lbs: &mut LabelsBuilder,
@@ -70,12 +78,14 @@ fn walk(
             append_sanitized(key, &k);
         }
         let r = match v.kind {
-            Kind::Object if hints.extract_prefix(key) => walk(v.raw, key, lbs, hints),
+            Kind::Object if !REQUIRED || hints.extract_prefix(key) => {
+                walk::<REQUIRED>(v.raw, key, lbs, hints)
+            }
             Kind::String | Kind::Number | Kind::Boolean if !key.is_empty() => {
                 if lbs.collides(key) {
                     key.push_str(EXTRACTED);
                 }
-                if lbs.extracted(key) || !hints.extract(key) {
+                if lbs.extracted(key) || (REQUIRED && !hints.extract(key)) {
                     Ok(())
                 } else {
                     let value = scalar_value(v);
@@ -91,7 +101,7 @@ fn walk(
         };
         key.truncate(len);
         match r {
-            Ok(()) if hints.all_extracted(lbs) => Err(DONE),
+            Ok(()) if REQUIRED && hints.all_extracted(lbs) => Err(DONE),
             r => r,
         }
     })
@@ -298,6 +308,7 @@ pub fn unpack(
             JSON_PARSER_ERR,
             Some("expecting json object(6), but it is not"),
         );
+        hints.mark_error(lbs);
         return None;
     }
     let mut entry: Option<String> = None;
@@ -328,6 +339,7 @@ pub fn unpack(
     });
     if let Err(e) = r {
         lbs.set_err(JSON_PARSER_ERR, Some(e));
+        hints.mark_error(lbs);
         return None;
     }
     let entry = entry?;

@@ -200,7 +200,7 @@ impl LogfmtParser {
             return true;
         }
         if !self.exprs.is_empty() {
-            self.process_exprs(line, lbs);
+            self.process_exprs(line, lbs, hints);
             return true;
         }
         let mut dec = Decoder::new(line);
@@ -239,12 +239,13 @@ impl LogfmtParser {
             && let Some(e) = dec.err
         {
             lbs.set_err(LOGFMT_PARSER_ERR, Some(&e));
+            hints.mark_error(lbs);
             return hints.keep(super::labels::ERROR, lbs);
         }
         true
     }
 
-    fn process_exprs(&mut self, line: &str, lbs: &mut LabelsBuilder) {
+    fn process_exprs(&mut self, line: &str, lbs: &mut LabelsBuilder, hints: &Hints) {
         for (id, _) in &self.exprs {
             if !lbs.collides(id) {
                 lbs.set(Category::Parsed, id, "");
@@ -277,6 +278,7 @@ impl LogfmtParser {
             && let Some(e) = dec.err
         {
             lbs.set_err(LOGFMT_PARSER_ERR, Some(&e));
+            hints.mark_error(lbs);
         }
     }
 }

@@ -210,14 +210,8 @@ impl Pipeline {
         }
         self.line.clear();
         self.line.push_str(line);
-        let preserve = self.hints.preserve_error();
         for step in &mut self.steps {
             let lbs = &mut self.lbs;
-            let parser = matches!(
-                step,
-                Step::Json(_) | Step::JsonExpr(_) | Step::Logfmt(_) | Step::Unpack
-            );
-            let err_before = (preserve && parser).then(|| lbs.err().to_owned());
             match step {
                 Step::Line(f) => {
                     if !f.keep(&self.line) {
@@ -231,7 +225,11 @@ impl Pipeline {
                 }
                 Step::JsonExpr(p) => {
                     if !self.hints.skip(lbs) {
+                        let had_error = !lbs.err().is_empty();
                         p.process(&self.line, lbs);
+                        if !had_error && !lbs.err().is_empty() {
+                            self.hints.mark_error(lbs);
+                        }
                     }
                 }
                 Step::Logfmt(p) => {
@@ -286,12 +284,6 @@ impl Pipeline {
                         self.line = s;
                     }
                 }
-            }
-            if let Some(before) = err_before
-                && self.lbs.err() != before
-            {
-                self.lbs
-                    .set(labels::Category::Parsed, labels::PRESERVE_ERROR, "true");
             }
         }
         true
