@@ -46,18 +46,10 @@ async fn discovery_answers_like_a_real_loki() {
     vl.ingest(body).await;
 
     let queries = DISCOVERY.queries();
-    let loki_answers = differential::ask_all(&loki.url, &queries, base_ns).await;
     let tap = Tap::recording(&vl.url).await;
     let lokivl = start_lokivl(&tap.url).await;
-    let lokivl_answers = differential::ask_all(&lokivl, &queries, base_ns).await;
-    let loki_answers = differential::settle_random_picks(
-        &loki.url,
-        &queries,
-        loki_answers,
-        &lokivl_answers,
-        base_ns,
-    )
-    .await;
+    let (loki_answers, lokivl_answers) =
+        differential::ask_both(&loki.url, &lokivl, &queries, base_ns).await;
     DISCOVERY.record_if_asked(base_ns, &loki_answers, tap.recorded());
     drop(loki);
     drop(vl);

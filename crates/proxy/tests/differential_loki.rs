@@ -33,19 +33,10 @@ async fn lokivl_answers_like_a_real_loki() {
     vl.ingest(body).await;
 
     let queries = differential::MAIN.queries();
-    let loki_answers = differential::ask_all(&loki.url, &queries, base_ns).await;
-
     let tap = Tap::recording(&vl.url).await;
     let lokivl = common::start_lokivl(&tap.url).await;
-    let lokivl_answers = differential::ask_all(&lokivl, &queries, base_ns).await;
-    let loki_answers = differential::settle_random_picks(
-        &loki.url,
-        &queries,
-        loki_answers,
-        &lokivl_answers,
-        base_ns,
-    )
-    .await;
+    let (loki_answers, lokivl_answers) =
+        differential::ask_both(&loki.url, &lokivl, &queries, base_ns).await;
     let windowed = variants::ask_all(&tap.url, &queries, base_ns).await;
     let refresh = variants::refresh_failures(&tap, &queries, &loki_answers, base_ns).await;
 

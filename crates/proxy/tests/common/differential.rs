@@ -517,6 +517,21 @@ pub fn servers() -> Option<(PathBuf, PathBuf)> {
     None
 }
 
+/// Asks Loki and lokivl every query; Loki's random picks among failing
+/// series are settled against lokivl's answers ([`settle_random_picks`]).
+/// Returns `(loki, lokivl)`.
+pub async fn ask_both(
+    loki_url: &str,
+    lokivl_url: &str,
+    queries: &[Query],
+    base_ns: i64,
+) -> (BTreeMap<String, Answer>, BTreeMap<String, Answer>) {
+    let loki = ask_all(loki_url, queries, base_ns).await;
+    let lokivl = ask_all(lokivl_url, queries, base_ns).await;
+    let loki = settle_random_picks(loki_url, queries, loki, &lokivl, base_ns).await;
+    (loki, lokivl)
+}
+
 /// Outcome of a whole run: the printable report and the failures.
 pub struct Verdict {
     pub report: String,
