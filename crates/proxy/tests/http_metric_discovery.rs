@@ -150,9 +150,10 @@ async fn fake_by_kind(stats: &str) -> (String, Arc<Mutex<Vec<String>>>) {
     (addr, seen)
 }
 
-#[tokio::test]
-async fn sum_by_detected_level_counts_level_fields_in_vl_and_lines_in_rows() {
-    let (addr, seen) = fake_by_kind(LEVEL_STATS).await;
+/// Drilldown's levels panel query, asked of lokivl (Loki's discovery
+/// defaults) in front of a fake VictoriaLogs answering stats with `stats`.
+async fn drilldown_levels(stats: &str) -> (Answer, Arc<Mutex<Vec<String>>>) {
+    let (addr, seen) = fake_by_kind(stats).await;
     let mut settings = proxy::config::Settings::new(&format!("http://{addr}")).unwrap();
     settings.discovery = loki_defaults();
     let base = start_proxy(settings).await;
@@ -161,6 +162,12 @@ async fn sum_by_detected_level_counts_level_fields_in_vl_and_lines_in_rows() {
         r#"sum by (detected_level) (count_over_time({service_name="api"} | drop __error__ [1m]))"#,
     )
     .await;
+    (a, seen)
+}
+
+#[tokio::test]
+async fn sum_by_detected_level_counts_level_fields_in_vl_and_lines_in_rows() {
+    let (a, seen) = drilldown_levels(LEVEL_STATS).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     // Stats: ERR → error (2), a stored detected_level wins (1 info),
     // severity_number 17 → error (5). Rows: their lines' levels.
@@ -197,15 +204,7 @@ async fn sum_by_detected_level_counts_level_fields_in_vl_and_lines_in_rows() {
 async fn sum_by_detected_level_reads_no_rows_when_every_entry_has_a_level_field() {
     // LEVEL_STATS without its group that has no level field.
     let stats = LEVEL_STATS.split_once('\n').map(|(_, rest)| rest).unwrap();
-    let (addr, seen) = fake_by_kind(stats).await;
-    let mut settings = proxy::config::Settings::new(&format!("http://{addr}")).unwrap();
-    settings.discovery = loki_defaults();
-    let base = start_proxy(settings).await;
-    let a = range(
-        &base,
-        r#"sum by (detected_level) (count_over_time({service_name="api"} | drop __error__ [1m]))"#,
-    )
-    .await;
+    let (a, seen) = drilldown_levels(stats).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     assert_eq!(
         a.json()["data"]["result"],

@@ -195,6 +195,23 @@ fn gcd(a: i64, b: i64) -> i64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
+/// The VictoriaLogs bucket for windows of `range` at `grid`'s steps:
+/// gcd(range, step), the range itself for an instant query; refused when
+/// `[vl_start, vl_end]` would need more than [`MAX_BUCKETS`] of them.
+fn bucket_ns(grid: &Grid, range: i64, vl_start: i64, vl_end: i64) -> Result<i64, ApiError> {
+    let bucket = if grid.is_instant() {
+        range
+    } else {
+        gcd(range, grid.step)
+    };
+    if (vl_end - vl_start) / bucket > MAX_BUCKETS {
+        return Err(ApiError::Unsupported(format!(
+            "the range and step have too small a common divisor ({bucket} ns buckets); use a step that divides the range"
+        )));
+    }
+    Ok(bucket)
+}
+
 /// Fetches and windows one range aggregation.
 async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<Matrix, ApiError> {
     let r = input.agg;
@@ -265,16 +282,7 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
         let series = raw::decode(&mut body, grouping, spec.divisor)?;
         return Ok(raw::evaluate(&series, grid, &spec, r.param.unwrap_or(0.0)));
     }
-    let bucket = if grid.is_instant() {
-        range
-    } else {
-        gcd(range, grid.step)
-    };
-    if (vl_end - vl_start) / bucket > MAX_BUCKETS {
-        return Err(ApiError::Unsupported(format!(
-            "the range and step have too small a common divisor ({bucket} ns buckets); use a step that divides the range"
-        )));
-    }
+    let bucket = bucket_ns(grid, range, vl_start, vl_end)?;
     let q = plan.stats_query(bucket, bucket_offset(grid.start - offset, bucket), &by);
     let mut body = post(state, &q, vl_start, vl_end).await?;
     let series = if derived.service_name {
@@ -309,16 +317,7 @@ async fn fetch_levels(
     let offset = r.range.offset.map_or(0, |d| d.as_nanos());
     let vl_start = grid.start - offset - range + 1;
     let vl_end = grid.last() - offset;
-    let bucket = if grid.is_instant() {
-        range
-    } else {
-        gcd(range, grid.step)
-    };
-    if (vl_end - vl_start) / bucket > MAX_BUCKETS {
-        return Err(ApiError::Unsupported(format!(
-            "the range and step have too small a common divisor ({bucket} ns buckets); use a step that divides the range"
-        )));
-    }
+    let bucket = bucket_ns(grid, range, vl_start, vl_end)?;
     // Every entry counted, grouped by stream and level fields; the groups
     // where no level field is set are the entries whose level is in the line.
     let q = plan.stats_query(

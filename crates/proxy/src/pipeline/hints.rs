@@ -105,6 +105,17 @@ fn push_hint(out: &mut Vec<String>, name: &str) {
     }
 }
 
+/// The label filter stages of `stages`, in order.
+fn label_filters(stages: &[Stage]) -> Vec<&LabelFilter> {
+    stages
+        .iter()
+        .filter_map(|s| match s {
+            Stage::LabelFilter(f) => Some(f),
+            _ => None,
+        })
+        .collect()
+}
+
 fn compile(filters: &[&LabelFilter]) -> Result<Vec<(String, LabelPred)>, String> {
     let mut out = Vec::new();
     for f in filters {
@@ -121,13 +132,7 @@ impl Hints {
     /// # Errors
     /// A filter that does not compile.
     pub fn new(stages: &[Stage]) -> Result<Self, String> {
-        let filters: Vec<&LabelFilter> = stages
-            .iter()
-            .filter_map(|s| match s {
-                Stage::LabelFilter(f) => Some(f),
-                _ => None,
-            })
-            .collect();
+        let filters = label_filters(stages);
         Ok(Self {
             filters: compile(&filters)?,
             ..Self::default()
@@ -163,13 +168,7 @@ impl Hints {
         }
         // Loki adds the post-unwrap filters as one more stage: a single
         // filter is a hint filter, several are one `and` (never one).
-        let mut filters: Vec<&LabelFilter> = stages
-            .iter()
-            .filter_map(|s| match s {
-                Stage::LabelFilter(f) => Some(f),
-                _ => None,
-            })
-            .collect();
+        let mut filters = label_filters(stages);
         if let [one] = post {
             filters.push(one);
         }
