@@ -103,7 +103,8 @@ pub struct Config {
     /// Serve `/metrics` on this separate address instead of the API listener.
     #[arg(long, env = "LOKIVL_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
-    /// Multi-tenancy: `--tenant-map`, `--tenant-map-reload`, `--default-tenant`.
+    /// Multi-tenancy: `--tenant-map`, `--tenant-map-reload`, `--default-tenant`,
+    /// `--tenant-numeric`, `--require-tenant-header`.
     #[command(flatten)]
     pub tenancy: crate::tenant::TenantFlags,
     /// Live tail: `--tail-*`.
@@ -515,6 +516,40 @@ mod tests {
         assert_eq!(s.backend_options.breaker_failures, 5);
         let neg = Config::try_parse_from(["lokivl", "--tenant-rate=-1"]).unwrap();
         assert_eq!(neg.validate().unwrap_err(), ConfigError::Rate);
+    }
+
+    #[test]
+    fn trust_flags() {
+        let s = Config::try_parse_from(["lokivl"])
+            .unwrap()
+            .validate()
+            .unwrap();
+        assert!(s.tenant.numeric);
+        assert!(!s.tenant.require_header);
+        let s = Config::try_parse_from([
+            "lokivl",
+            "--tenant-numeric=false",
+            "--require-tenant-header",
+        ])
+        .unwrap()
+        .validate()
+        .unwrap();
+        assert!(!s.tenant.numeric);
+        assert!(s.tenant.require_header);
+        let dir = std::env::temp_dir().join(format!("lokivl-trust-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("lokivl.yaml");
+        std::fs::write(
+            &path,
+            "tenant_numeric: false
+require_tenant_header: true
+",
+        )
+        .unwrap();
+        let c = Config::load(["lokivl", "--config-file", path.to_str().unwrap()]).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(!c.tenancy.tenant_numeric);
+        assert!(c.tenancy.require_tenant_header);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! are, and refuses unknown names (fail closed). No header means
 //! `--default-tenant`. The [`resolve`] layer does this once per request,
 //! puts the resolved [`Tenant`] in the request extensions (for the rate
-//! limiter, handlers and a future cache key) and runs the rest of the request
+//! limiter, handlers and the response cache) and runs the rest of the request
 //! inside [`scope`], so every call to VictoriaLogs carries the tenant
 //! ([`apply_headers`]) and several tenants fan out ([`fanout`]).
 
@@ -64,7 +64,7 @@ pub struct Member {
 /// Before resolution ([`Tenant::from_headers`]) it only holds the raw id for
 /// logs; after the [`resolve`] layer it holds the mapped members and its
 /// [`Tenant::as_str`] is the canonical key (`1:0`, `1:0|2:0`) used by the
-/// rate limiter and meant for cache keys.
+/// rate limiter; the response cache keys by [`Tenant::cache_key`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tenant {
     key: String,
@@ -90,13 +90,30 @@ impl Tenant {
         }
     }
 
-    /// A resolved tenant: `members` sorted by name and de-duplicated by the caller.
-    pub fn resolved(members: Vec<Member>) -> Self {
-        let mut vls: Vec<String> = members.iter().map(|m| m.vl.to_string()).collect();
-        vls.sort();
-        vls.dedup();
+    /// A resolved tenant from `members` sorted by name (as Loki sorts
+    /// `a|b`). A member naming a VictoriaLogs tenant already listed is
+    /// dropped, the first name kept: `1|1:0`, or two map names for one
+    /// tenant, are one tenant, queried once and answered without
+    /// `__tenant_id__`, like Loki's `a|a`.
+    pub fn resolved(mut members: Vec<Member>) -> Self {
+        let mut seen: Vec<VlTenant> = Vec::with_capacity(members.len());
+        members.retain(|m| {
+            let new = !seen.contains(&m.vl);
+            if new {
+                seen.push(m.vl);
+            }
+            new
+        });
+        seen.sort_unstable();
+        let mut key = String::with_capacity(seen.len() * 8);
+        for (i, vl) in seen.iter().enumerate() {
+            if i > 0 {
+                key.push('|');
+            }
+            key.push_str(&vl.to_string());
+        }
         Self {
-            key: vls.join("|"),
+            key,
             members: Arc::from(members),
         }
     }
@@ -104,6 +121,25 @@ impl Tenant {
     /// The id: raw before resolution, the canonical VictoriaLogs key after.
     pub fn as_str(&self) -> &str {
         &self.key
+    }
+
+    /// The tenant part of a response-cache key. One tenant: its VictoriaLogs
+    /// key (names of the same tenant share answers). Several: each member's
+    /// name and tenant in Loki's order, since answers carry the names as
+    /// `__tenant_id__` and `__tenant_id__` matchers select by name.
+    pub fn cache_key(&self) -> std::borrow::Cow<'_, str> {
+        use std::fmt::Write as _;
+        if self.members.len() <= 1 {
+            return std::borrow::Cow::Borrowed(&self.key);
+        }
+        let mut out = String::with_capacity(self.members.len() * 24);
+        for (i, m) in self.members.iter().enumerate() {
+            if i > 0 {
+                out.push('|');
+            }
+            let _ = write!(out, "{}={}", m.name, m.vl);
+        }
+        std::borrow::Cow::Owned(out)
     }
 
     /// The mapped tenants (empty before resolution).
@@ -210,6 +246,32 @@ mod tests {
         assert_eq!(t.as_str(), "1:5|2:0");
         assert!(t.is_multi());
         assert!(!Tenant::resolved(vec![m("a", 1, 5)]).is_multi());
+    }
+
+    #[test]
+    fn one_victorialogs_tenant_is_one_member() {
+        let m = |n: &str, a, p| Member {
+            name: n.into(),
+            vl: VlTenant {
+                account_id: a,
+                project_id: p,
+            },
+        };
+        // `1|1:0`: the same tenant twice is one tenant, named by the first name.
+        let t = Tenant::resolved(vec![m("1", 1, 0), m("1:0", 1, 0)]);
+        assert!(!t.is_multi());
+        assert_eq!(t.members()[0].name, "1");
+        assert_eq!(t.cache_key(), "1:0");
+        let plain = Tenant::resolved(vec![m("1", 1, 0)]);
+        assert_eq!(t.cache_key(), plain.cache_key());
+        // Several tenants are keyed by name and tenant: the names are the
+        // `__tenant_id__` values of the answer.
+        let a = Tenant::resolved(vec![m("3", 3, 0), m("team-a", 5, 6), m("team-b", 5, 6)]);
+        assert_eq!(a.as_str(), "3:0|5:6");
+        assert_eq!(a.cache_key(), "3=3:0|team-a=5:6");
+        let b = Tenant::resolved(vec![m("3", 3, 0), m("5:6", 5, 6)]);
+        assert_eq!(b.as_str(), a.as_str());
+        assert_ne!(b.cache_key(), a.cache_key());
     }
 
     #[tokio::test]

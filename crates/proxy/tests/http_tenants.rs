@@ -238,3 +238,109 @@ async fn rate_limits_are_keyed_by_the_mapped_tenant() {
     assert_eq!(get(&u, Some("5:6")).await.0, 429);
     assert_eq!(get(&u, Some("12")).await.0, 200);
 }
+
+/// The `(__tenant_id__, line)` of each stream of a `query_range` answer.
+fn tenant_lines(body: &str) -> Vec<(Option<String>, String)> {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    v["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| {
+            let t = s["stream"]["__tenant_id__"].as_str().map(str::to_owned);
+            s["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |e| (t.clone(), e[1].as_str().unwrap().to_owned()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn one_victorialogs_tenant_named_twice_is_queried_once() {
+    let map = map_file(
+        "twice",
+        "team-a: {account_id: 5, project_id: 6}\nteam-b: {account_id: 5, project_id: 6}\n",
+    );
+    let (url, seen) = start(&map, |_| {}).await;
+    // A closed range: answers are kept.
+    let q = format!(
+        "{url}/loki/api/v1/query_range?query=%7Bapp%3D%22x%22%7D&start=1767225600000000000&end=1767225700000000000"
+    );
+    // `1|1:0` is tenant 1:0 once: one call, no `__tenant_id__`, as Loki answers `a|a`.
+    let (status, body) = get(&q, Some("1|1:0")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(tenant_lines(&body), [(None, "line of 1".to_owned())]);
+    assert_eq!(
+        take(&seen),
+        [("/select/logsql/query".to_owned(), "1:0".to_owned())]
+    );
+    // Plain `1` is the same request: the same answer, from the cache.
+    let (_, plain) = get(&q, Some("1")).await;
+    assert_eq!(plain, body);
+    assert!(take(&seen).is_empty());
+    // Two map names of one tenant: one call.
+    let (_, body) = get(&q, Some("team-b|team-a")).await;
+    assert_eq!(tenant_lines(&body), [(None, "line of 5".to_owned())]);
+    assert_eq!(
+        take(&seen),
+        [("/select/logsql/query".to_owned(), "5:6".to_owned())]
+    );
+}
+
+#[tokio::test]
+async fn numeric_ids_can_be_limited_to_the_map() {
+    let map = map_file(
+        "numeric",
+        "team-a: {account_id: 5, project_id: 6}\n\"42\": {account_id: 42}\n",
+    );
+    let (url, seen) = start(&map, |s| s.tenant.numeric = false).await;
+    let labels = format!("{url}/loki/api/v1/labels");
+    for (id, refused) in [("12", "12"), ("12:34", "12:34"), ("team-a|12", "12")] {
+        assert_eq!(
+            get(&labels, Some(id)).await,
+            (
+                401,
+                format!("unknown tenant ID '{refused}': not in the tenant map")
+            ),
+            "{id}"
+        );
+    }
+    assert!(take(&seen).is_empty());
+    // Map names, numeric-looking ones too, and the default tenant still work.
+    for (id, want) in [(Some("team-a"), "5:6"), (Some("42"), "42:0"), (None, "7:8")] {
+        let (status, body) = get(&labels, id).await;
+        assert_eq!(status, 200, "{id:?}: {body}");
+        assert!(take(&seen).iter().all(|(_, t)| t == want), "{id:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_missing_tenant_header_can_be_refused_like_loki_with_auth() {
+    let map = map_file("require", "team-a: {account_id: 5, project_id: 6}\n");
+    let (url, seen) = start(&map, |s| s.tenant.require_header = true).await;
+    let q = format!(
+        "{url}/loki/api/v1/query_range?query=%7Bapp%3D%22x%22%7D&start=1767225600000000000&end=1767225700000000000"
+    );
+    // Cached for team-a first: a request without the header must not get it.
+    assert_eq!(get(&q, Some("team-a")).await.0, 200);
+    take(&seen);
+    for header in [None, Some(""), Some(" ")] {
+        assert_eq!(
+            get(&q, header).await,
+            (401, "no org id\n".to_owned()),
+            "{header:?}"
+        );
+        assert_eq!(
+            get(&format!("{url}/loki/api/v1/labels"), header).await,
+            (401, "no org id\n".to_owned())
+        );
+    }
+    assert!(take(&seen).is_empty());
+    // Routes without tenant data stay open, as in Loki.
+    for path in ["/ready", "/loki/api/v1/status/buildinfo", "/metrics"] {
+        let (status, body) = get(&format!("{url}{path}"), None).await;
+        assert_ne!(status, 401, "{path}: {body}");
+    }
+}

@@ -117,7 +117,7 @@ impl HitPath {
         };
         let Some(body) = self
             .cache
-            .stored_get(tenant.as_str(), &req.uri, &req.headers)
+            .stored_get(&tenant.cache_key(), &req.uri, &req.headers)
             .await
         else {
             return Err(access.hand_over());

@@ -6,7 +6,8 @@ use std::time::Duration;
 use super::map::{MapError, TenantMap};
 use super::resolve::Resolver;
 
-/// `--tenant-map`, `--tenant-map-reload` and `--default-tenant`.
+/// `--tenant-map`, `--tenant-map-reload`, `--default-tenant`, `--tenant-numeric`
+/// and `--require-tenant-header`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TenantFlags {
     /// YAML/JSON file mapping `X-Scope-OrgID` names to `{account_id, project_id}`; reloaded when it changes.
@@ -18,6 +19,17 @@ pub struct TenantFlags {
     /// Tenant used when no `X-Scope-OrgID` is sent: `account:project`, an account number, or a map name.
     #[arg(long, env = "LOKIVL_DEFAULT_TENANT", default_value = "0:0")]
     pub default_tenant: String,
+    /// Let numeric `X-Scope-OrgID` values (`12`, `12:34`) not in the map through as VictoriaLogs tenants.
+    #[arg(
+        long,
+        env = "LOKIVL_TENANT_NUMERIC",
+        default_value_t = true,
+        action = clap::ArgAction::Set
+    )]
+    pub tenant_numeric: bool,
+    /// Refuse requests without `X-Scope-OrgID` with 401 `no org id` instead of using `--default-tenant`.
+    #[arg(long, env = "LOKIVL_REQUIRE_TENANT_HEADER", default_value_t = false)]
+    pub require_tenant_header: bool,
 }
 
 /// Validated tenancy settings.
@@ -29,6 +41,10 @@ pub struct TenantSettings {
     pub reload: Duration,
     /// The tenant of requests without `X-Scope-OrgID`.
     pub default: String,
+    /// Whether numeric ids not in the map pass through (`--tenant-numeric`).
+    pub numeric: bool,
+    /// Whether a missing `X-Scope-OrgID` is refused (`--require-tenant-header`).
+    pub require_header: bool,
 }
 
 impl Default for TenantSettings {
@@ -37,6 +53,8 @@ impl Default for TenantSettings {
             map: None,
             reload: Duration::from_secs(5),
             default: "0:0".to_owned(),
+            numeric: true,
+            require_header: false,
         }
     }
 }
@@ -51,6 +69,8 @@ impl TenantFlags {
             map: self.tenant_map.clone(),
             reload: self.tenant_map_reload,
             default: self.default_tenant.trim().to_owned(),
+            numeric: self.tenant_numeric,
+            require_header: self.require_tenant_header,
         };
         s.resolver().map_err(|e| e.to_string())?;
         Ok(s)
@@ -80,7 +100,9 @@ impl TenantSettings {
             .as_deref()
             .map(|p| TenantMap::load(p, self.reload))
             .transpose()?;
-        let r = Resolver::new(map, self.default.clone());
+        let r = Resolver::new(map, self.default.clone())
+            .numeric(self.numeric)
+            .require_header(self.require_header);
         r.check_default()
             .map_err(|e| TenantConfigError::Default(e.to_string()))?;
         Ok(r)

@@ -16,17 +16,22 @@ pub enum TenantError {
     /// An id Loki itself refuses (dskit's wording): 400.
     #[error("{0}")]
     Invalid(String),
-    /// A name that is neither numeric nor in the tenant map: 401 (fail closed).
+    /// A name that is not in the tenant map and not numeric (or numeric with
+    /// `--tenant-numeric=false`): 401 (fail closed).
     #[error("unknown tenant ID '{0}': not in the tenant map")]
     Unknown(String),
+    /// No `X-Scope-OrgID` with `--require-tenant-header`: 401 with the text
+    /// of Loki's auth middleware (`auth_enabled: true`).
+    #[error("no org id")]
+    NoOrgId,
 }
 
 impl TenantError {
-    /// The status answered: 400 for malformed ids, 401 for unknown names.
+    /// The status answered: 400 for malformed ids, 401 for unknown names and a missing header.
     pub fn status(&self) -> StatusCode {
         match self {
             Self::Invalid(_) => StatusCode::BAD_REQUEST,
-            Self::Unknown(_) => StatusCode::UNAUTHORIZED,
+            Self::Unknown(_) | Self::NoOrgId => StatusCode::UNAUTHORIZED,
         }
     }
 }
@@ -34,7 +39,12 @@ impl TenantError {
 impl IntoResponse for TenantError {
     fn into_response(self) -> Response {
         tracing::debug!(error = %self, "tenant refused");
-        text_response(self.status(), self.to_string())
+        let text = match self {
+            // Loki's middleware answers with Go's `http.Error`: one newline after the text.
+            Self::NoOrgId => format!("{self}\n"),
+            _ => self.to_string(),
+        };
+        text_response(self.status(), text)
     }
 }
 
@@ -84,37 +94,76 @@ fn numeric(id: &str) -> Option<VlTenant> {
 pub struct Resolver {
     map: Option<TenantMap>,
     default: String,
+    numeric: bool,
+    require_header: bool,
 }
 
 impl Resolver {
-    /// A resolver over an optional map; `default` is used when no header is sent.
+    /// A resolver over an optional map; `default` is used when no header is
+    /// sent. Numeric ids pass through and the header is optional (see
+    /// [`Self::numeric`] and [`Self::require_header`]).
     pub fn new(map: Option<TenantMap>, default: String) -> Self {
-        Self { map, default }
+        Self {
+            map,
+            default,
+            numeric: true,
+            require_header: false,
+        }
+    }
+
+    /// Whether numeric ids not in the map (`12`, `12:34`) pass through
+    /// (`--tenant-numeric`). Off, only map names reach VictoriaLogs, so a
+    /// deployment that hands out names cannot be bypassed with a number.
+    #[must_use]
+    pub fn numeric(mut self, on: bool) -> Self {
+        self.numeric = on;
+        self
+    }
+
+    /// Whether a request without `X-Scope-OrgID` is refused with Loki's
+    /// 401 `no org id` (`--require-tenant-header`) instead of using the
+    /// default tenant. Routes that hold no tenant data are exempt ([`tenant_scoped`]).
+    #[must_use]
+    pub fn require_header(mut self, on: bool) -> Self {
+        self.require_header = on;
+        self
     }
 
     /// Maps one id: the map first (names may alias numbers), then numeric pass-through.
-    fn one(&self, id: &str) -> Result<VlTenant, TenantError> {
+    fn one(&self, id: &str, numeric_ok: bool) -> Result<VlTenant, TenantError> {
         check_id(id).map_err(TenantError::Invalid)?;
         if let Some(vl) = self.map.as_ref().and_then(|m| m.get(id)) {
             return Ok(vl);
         }
-        numeric(id).ok_or_else(|| TenantError::Unknown(id.to_owned()))
+        numeric(id)
+            .filter(|_| numeric_ok)
+            .ok_or_else(|| TenantError::Unknown(id.to_owned()))
+    }
+
+    /// The `--default-tenant`, set by the operator: numeric always allowed.
+    fn default_tenant(&self) -> Result<Tenant, TenantError> {
+        let vl = self.one(&self.default, true)?;
+        Ok(Tenant::resolved(vec![Member {
+            name: self.default.clone(),
+            vl,
+        }]))
     }
 
     /// Resolves the raw header value (`None` when absent or blank).
     ///
-    /// Several ids (`a|b`) are sorted and de-duplicated as Loki does.
+    /// Several ids (`a|b`) are sorted and de-duplicated as Loki does, then
+    /// de-duplicated by VictoriaLogs tenant ([`Tenant::resolved`]).
     ///
     /// # Errors
-    /// [`TenantError`] for malformed ids and unknown names.
+    /// [`TenantError`] for malformed ids, unknown names and, with
+    /// [`Self::require_header`], a missing header.
     pub fn resolve_header(&self, raw: Option<&str>) -> Result<Tenant, TenantError> {
         let raw = raw.map(str::trim).filter(|v| !v.is_empty());
         let Some(raw) = raw else {
-            let vl = self.one(&self.default)?;
-            return Ok(Tenant::resolved(vec![Member {
-                name: self.default.clone(),
-                vl,
-            }]));
+            if self.require_header {
+                return Err(TenantError::NoOrgId);
+            }
+            return self.default_tenant();
         };
         let mut ids: Vec<&str> = raw.split('|').collect();
         ids.sort_unstable();
@@ -124,7 +173,7 @@ impl Resolver {
             .map(|id| {
                 Ok(Member {
                     name: id.to_owned(),
-                    vl: self.one(id)?,
+                    vl: self.one(id, self.numeric)?,
                 })
             })
             .collect::<Result<Vec<_>, TenantError>>()?;
@@ -136,8 +185,17 @@ impl Resolver {
     /// # Errors
     /// [`TenantError`] when `--default-tenant` is malformed or unknown.
     pub fn check_default(&self) -> Result<(), TenantError> {
-        self.one(&self.default).map(|_| ())
+        self.default_tenant().map(|_| ())
     }
+}
+
+/// Whether `path` serves tenant data. Loki's auth middleware wraps the API
+/// routes, not `/ready`, `/metrics`, build info or `format_query`; those
+/// are never refused for their `X-Scope-OrgID` (a missing or unusable one
+/// means the default tenant), so probes and scrapers need none.
+pub fn tenant_scoped(path: &str) -> bool {
+    path.strip_prefix("/loki/api/v1/")
+        .is_some_and(|rest| !matches!(rest, "status/buildinfo" | "format_query"))
 }
 
 /// The tenant layer: resolves `X-Scope-OrgID`, stores the [`Tenant`] in the
@@ -148,6 +206,11 @@ pub async fn resolve(State(r): State<Resolver>, mut req: Request, next: Next) ->
         .get(ORG_ID_HEADER)
         .map(|v| v.to_str().map_err(|_| ()));
     let tenant = match raw {
+        _ if !tenant_scoped(req.uri().path()) => match raw {
+            Some(Ok(v)) => r.resolve_header(Some(v)),
+            _ => r.default_tenant(),
+        }
+        .or_else(|_| r.default_tenant()),
         Some(Err(())) => {
             return TenantError::Invalid("tenant ID contains unsupported characters".to_owned())
                 .into_response();
@@ -222,6 +285,74 @@ mod tests {
         );
         assert_eq!(t.as_str(), "3:0|5:6");
         assert!(t.is_multi());
+    }
+
+    #[test]
+    fn several_names_of_one_tenant_are_one_member() {
+        let r = resolver();
+        let t = r.resolve_header(Some("1:0|1")).unwrap();
+        assert_eq!(vls(&t), [("1".into(), "1:0".into())]);
+        assert!(!t.is_multi());
+        // `5:6` and `team-a` are the same VictoriaLogs tenant: `5:6` sorts first.
+        let t = r.resolve_header(Some("team-a|3|5:6")).unwrap();
+        assert_eq!(
+            vls(&t),
+            [("3".into(), "3:0".into()), ("5:6".into(), "5:6".into())]
+        );
+    }
+
+    #[test]
+    fn numeric_ids_can_be_refused() {
+        let r = resolver().numeric(false);
+        let e = r.resolve_header(Some("12")).unwrap_err();
+        assert_eq!(e.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            e.to_string(),
+            "unknown tenant ID '12': not in the tenant map"
+        );
+        assert!(r.resolve_header(Some("team-a|12:34")).is_err());
+        // Map names still resolve, numeric-looking ones too ("7" is in the map).
+        assert_eq!(vls(&r.resolve_header(Some("7")).unwrap())[0].1, "70:0");
+        assert_eq!(vls(&r.resolve_header(Some("team-a")).unwrap())[0].1, "5:6");
+        // The operator's default tenant is not a client's claim: it stays usable.
+        assert_eq!(r.resolve_header(None).unwrap().as_str(), "0:0");
+        assert!(r.check_default().is_ok());
+    }
+
+    #[test]
+    fn a_missing_header_can_be_refused() {
+        let r = resolver().require_header(true);
+        for raw in [None, Some(""), Some("  ")] {
+            let e = r.resolve_header(raw).unwrap_err();
+            assert_eq!(e, TenantError::NoOrgId);
+            assert_eq!(e.status(), StatusCode::UNAUTHORIZED);
+            assert_eq!(e.to_string(), "no org id");
+        }
+        assert_eq!(r.resolve_header(Some("12")).unwrap().as_str(), "12:0");
+        assert!(r.check_default().is_ok());
+    }
+
+    #[test]
+    fn only_api_routes_are_tenant_scoped() {
+        for p in [
+            "/loki/api/v1/query_range",
+            "/loki/api/v1/push",
+            "/loki/api/v1/tail",
+            "/loki/api/v1/label/app/values",
+            "/loki/api/v1/drilldown-limits",
+        ] {
+            assert!(tenant_scoped(p), "{p}");
+        }
+        for p in [
+            "/ready",
+            "/metrics",
+            "/health",
+            "/loki/api/v1/status/buildinfo",
+            "/loki/api/v1/format_query",
+            "/nope",
+        ] {
+            assert!(!tenant_scoped(p), "{p}");
+        }
     }
 
     #[test]

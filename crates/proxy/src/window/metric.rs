@@ -131,7 +131,9 @@ where
 /// query and the window's steps.
 fn window_key(q: &MetricWindowQuery, g: Grid) -> CacheKey {
     CacheKey::new(
-        q.tenant.as_ref().map_or("", Tenant::as_str),
+        q.tenant
+            .as_ref()
+            .map_or(String::new(), |t| t.cache_key().into_owned()),
         Encoding::Identity,
         "",
         q.credentials,

@@ -188,7 +188,9 @@ fn window_key(q: &WindowQuery, w: Window) -> CacheKey {
         Direction::Backward => "backward",
     };
     CacheKey::new(
-        q.tenant.as_ref().map_or("", Tenant::as_str),
+        q.tenant
+            .as_ref()
+            .map_or(String::new(), |t| t.cache_key().into_owned()),
         Encoding::Identity,
         if q.categorize {
             "categorize-labels"
