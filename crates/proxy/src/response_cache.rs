@@ -4,13 +4,19 @@
 //! Grafana dashboards and Logs Drilldown send the same request from many
 //! panels and users at once. This layer keys each cacheable request by
 //! everything that can change its answer (tenant, response-shape flags,
-//! credentials, query tags, route and the normalised parameters), runs the
-//! handler once per key, and serves every waiter the same bytes. Answers whose
+//! credentials, query tags, route and the parameters, read as the handler
+//! reads them: [`key`]), runs the handler once per key, and serves every
+//! waiter the same bytes. The form body is read here once, with the
+//! handler's bound, and the parsed form handed to the handler. Answers whose
 //! range ended before the freshness margin are stored for the long TTL; the
 //! live edge is only coalesced (or kept briefly, when configured), so late
 //! data is never hidden for long. Errors are never stored; concurrent waiters
 //! of a failing evaluation get the same error response.
 
+mod key;
+pub(crate) mod ttl;
+
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,12 +31,11 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
 
 use crate::metrics::Metrics;
-use crate::params::timestamp::{now_ns, parse_timestamp};
+use crate::params::Form;
+use crate::params::timestamp::now_ns;
 use crate::tenant::Tenant;
 use crate::window::WindowContext;
 
-/// Form bodies larger than this are not cached (and are left to the handler's own limit).
-const MAX_KEYED_BODY: usize = 256 * 1024;
 /// Answers larger than this are served but not stored.
 const MAX_STORED_BODY: usize = 32 * 1024 * 1024;
 
@@ -207,103 +212,15 @@ impl Uncacheable {
     }
 }
 
-/// The parameters of a request, normalised: sorted `key=value` pairs from the
-/// URL and a form body, so that order and GET-vs-POST do not split entries.
-fn normalized_params(uri_query: Option<&str>, body: &[u8]) -> (String, Vec<(String, String)>) {
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    if let Some(q) = uri_query {
-        pairs.extend(form_urlencoded::parse(q.as_bytes()).into_owned());
-    }
-    pairs.extend(form_urlencoded::parse(body).into_owned());
-    pairs.sort();
-    let mut ser = form_urlencoded::Serializer::new(String::with_capacity(128));
-    for (k, v) in &pairs {
-        ser.append_pair(k, v);
-    }
-    (ser.finish(), pairs)
-}
-
-/// The key text of a request's parameters without decoding them: the raw
-/// `key=value` segments of the URL query and a form body, sorted and joined.
-/// Equal raw segments decode equally, so equal texts are the same request;
-/// the same request spelled with other escapes only misses a sharing chance.
-/// `None` when the body is not UTF-8 (then the decoded pairs are used).
-fn raw_params(uri_query: Option<&str>, body: &[u8]) -> Option<String> {
-    let body = std::str::from_utf8(body).ok()?;
-    let mut segments: Vec<&str> = Vec::with_capacity(8);
-    segments.extend(uri_query.unwrap_or("").split('&').filter(|s| !s.is_empty()));
-    segments.extend(body.split('&').filter(|s| !s.is_empty()));
-    segments.sort_unstable();
-    let len = segments.iter().map(|s| s.len() + 1).sum::<usize>();
-    let mut out = String::with_capacity(len + 16);
-    for (i, s) in segments.iter().enumerate() {
-        if i > 0 {
-            out.push('&');
-        }
-        out.push_str(s);
-    }
-    Some(out)
-}
-
-/// Appends the query tags (`X-Query-Tags`) to the key text.
-fn join_tags(params: &str, tags: &str) -> String {
-    let mut out = String::with_capacity(params.len() + tags.len() + 6);
-    out.push_str(params);
-    out.push_str("\ntags=");
-    out.push_str(tags);
-    out
-}
-
-fn param<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    pairs
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-}
-
-/// The TTL an answer gets: long when its range is closed, the live TTL otherwise.
-fn ttl_for(pairs: &[(String, String)], settings: &CacheSettings, now: i64) -> Duration {
-    // `end` (range endpoints) or `time` (instant); absent means "now".
-    let end = param(pairs, "end")
-        .or_else(|| param(pairs, "time"))
-        .filter(|v| !v.is_empty())
-        .and_then(|v| parse_timestamp(v, now).ok());
-    end.map_or(settings.live_ttl, |end| ttl_after(end, settings, now))
-}
-
 /// The key text of a metadata request: its parameters without `start`,
 /// `end` and `since`, plus the range widened to its bucket (as the handler
 /// fetches it), and that range's end. `None` when the range does not parse
 /// (the handler answers the error).
-fn metadata_request(pairs: &[(String, String)], now: i64) -> Option<(String, i64)> {
-    let form = crate::params::Form::from_pairs(pairs.iter().cloned());
-    let b = crate::window::bucket::widen(crate::params::bounds(&form, now).ok()?);
-    let mut ser = form_urlencoded::Serializer::new(String::with_capacity(128));
-    for (k, v) in pairs {
-        if !matches!(k.as_str(), "start" | "end" | "since") {
-            ser.append_pair(k, v);
-        }
-    }
+fn metadata_request(form: &Form, now: i64) -> Option<(String, i64)> {
+    let b = crate::window::bucket::widen(crate::params::bounds(form, now).ok()?);
+    let mut ser = key::decoded_params(form.pairs(), |k| matches!(k, "start" | "end" | "since"));
     ser.append_pair("bucket", &format!("{}-{}", b.start, b.end));
     Some((ser.finish(), b.end))
-}
-
-/// The TTL of an answer for a range ending at `end`.
-fn ttl_after(end: i64, settings: &CacheSettings, now: i64) -> Duration {
-    let freshness = i64::try_from(settings.freshness.as_nanos()).unwrap_or(i64::MAX);
-    if end <= now.saturating_sub(freshness) {
-        settings.ttl
-    } else {
-        settings.live_ttl
-    }
-}
-
-fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .trim()
 }
 
 /// A keyed hash of the credentials a request forwards upstream.
@@ -314,31 +231,16 @@ pub fn credentials(headers: &HeaderMap) -> CredentialFingerprint {
     CredentialFingerprint::of(parts)
 }
 
-/// The key text of a non-metadata request: its raw sorted parameters
-/// (`raw`, from [`raw_params`]) or, for a body that is not UTF-8, the decoded
-/// ones, then the query tags.
-fn params_text(
-    raw: Option<String>,
-    query: Option<&str>,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> String {
-    let tags = header_str(headers, "x-query-tags");
-    match raw {
-        Some(raw) => join_tags(&raw, tags),
-        None => join_tags(&normalized_params(query, body).0, tags),
-    }
-}
-
-/// The full key: tenant, response-shape flags, credentials, route and request text.
-fn key_of(tenant: String, headers: &HeaderMap, path: &str, request: String) -> CacheKey {
+/// The full key: tenant, response-shape flags, credentials, route and
+/// request text (the parameters, then the query tags).
+fn key_of(tenant: String, headers: &HeaderMap, path: &str, params: &str) -> CacheKey {
     CacheKey::new(
         tenant,
         Encoding::Identity,
-        header_str(headers, "x-loki-response-encoding-flags"),
+        key::shape_flags(headers),
         credentials(headers),
         path,
-        request,
+        key::join_tags(params, headers),
     )
 }
 
@@ -353,7 +255,7 @@ impl ResponseCache {
         endpoint(path).filter(|e| !matches!(*e, "labels" | "label_values" | "series"))
     }
 
-    /// The stored answer of a `GET` for `tenant` (the resolved key), keyed
+    /// The stored answer of a `GET` for `tenant` ([`Tenant::cache_key`]), keyed
     /// exactly as [`layer`] keys it, or `None` when nothing is stored. Used
     /// by the cache-hit front, which answers hits before the inner layers.
     pub(crate) async fn stored_get(
@@ -362,8 +264,8 @@ impl ResponseCache {
         uri: &http::Uri,
         headers: &HeaderMap,
     ) -> Option<Bytes> {
-        let request = params_text(raw_params(uri.query(), b""), uri.query(), headers, b"");
-        let key = key_of(tenant.to_owned(), headers, uri.path(), request);
+        let params = key::params_text(uri.query(), b"", || Form::parse(uri.query(), b""));
+        let key = key_of(tenant.to_owned(), headers, uri.path(), &params);
         self.cache.get(&key).await
     }
 
@@ -395,50 +297,40 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
         return next.run(req).await;
     }
     let (mut parts, body) = req.into_parts();
-    let body = if parts.method == Method::POST {
-        match http_body_util::Limited::new(body, MAX_KEYED_BODY)
-            .collect()
-            .await
-        {
-            Ok(collected) => collected.to_bytes(),
-            // Too large or broken: let the handler answer with its own error.
-            Err(_) => {
-                if endpoint == "query_range" {
-                    parts.extensions.insert(rc.window_context());
-                }
-                return next.run(Request::from_parts(parts, Body::empty())).await;
-            }
+    // The body is read once, with the handler's bound, and only when the
+    // handler reads it; the handler gets the same parsed form (see `Form`).
+    let body = if crate::params::form::reads_body(&parts.method, &parts.headers) {
+        match crate::params::form::read_body(body).await {
+            Ok(bytes) => bytes,
+            Err(e) => return e.into_response(),
         }
     } else {
         Bytes::new()
     };
+    let parse = || Form::parse(parts.uri.query(), &body);
 
     let now = now_ns();
     // Metadata is keyed (and fetched) by its widened time bucket, so refreshes
     // share an entry; that needs the decoded range. Other routes are keyed by
-    // their raw, sorted parameters: no decoding before the lookup.
+    // their raw parameters: no decoding before the lookup.
     let metadata = matches!(endpoint, "labels" | "label_values" | "series");
-    let bucketed = if metadata {
-        let (_, pairs) = normalized_params(parts.uri.query(), &body);
-        metadata_request(&pairs, now)
+    let (form, bucketed) = if metadata {
+        let form = parse();
+        let bucketed = metadata_request(&form, now);
+        (Some(form), bucketed)
     } else {
-        None
-    };
-    let raw = if bucketed.is_none() {
-        raw_params(parts.uri.query(), &body)
-    } else {
-        None
+        (None, None)
     };
     let key = {
         let tenant = parts.extensions.get::<Tenant>().map_or_else(
             || Tenant::from_headers(&parts.headers).as_str().to_owned(),
-            |t| t.as_str().to_owned(),
+            |t| t.cache_key().into_owned(),
         );
-        let request = match (&bucketed, raw) {
-            (Some((text, _)), _) => join_tags(text, header_str(&parts.headers, "x-query-tags")),
-            (None, raw) => params_text(raw, parts.uri.query(), &parts.headers, &body),
+        let params = match &bucketed {
+            Some((text, _)) => Cow::Borrowed(text.as_str()),
+            None => Cow::Owned(key::params_text(parts.uri.query(), &body, parse)),
         };
-        key_of(tenant, &parts.headers, parts.uri.path(), request)
+        key_of(tenant, &parts.headers, parts.uri.path(), &params)
     };
     // The hit path: stored bytes, nothing else.
     if let Some(body) = rc.cache.get(&key).await {
@@ -449,18 +341,17 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
         .extensions
         .get::<Tenant>()
         .map_or_else(|| Tenant::from_headers(&parts.headers), Clone::clone);
+    let form = form.unwrap_or_else(parse);
     let ttl = match &bucketed {
-        Some((_, end)) => ttl_after(*end, &rc.settings, now),
-        None => ttl_for(
-            &normalized_params(parts.uri.query(), &body).1,
-            &rc.settings,
-            now,
-        ),
+        Some((_, end)) => ttl::ttl_after(*end, &rc.settings, now),
+        None => ttl::ttl_for(endpoint, &form, &rc.settings, now),
     };
     if endpoint == "query_range" {
         // The handler splits log ranges into windows cached here too.
         parts.extensions.insert(rc.window_context());
     }
+    // The handler reads exactly the parameters keyed here.
+    parts.extensions.insert(form);
 
     let req = Request::from_parts(parts, Body::from(body));
     let waiting = Waiting::join(&rc.waiting, &key);
@@ -552,44 +443,15 @@ mod tests {
     }
 
     #[test]
-    fn parameter_order_and_get_vs_post_share_a_key() {
-        let (a, _) = normalized_params(Some("query=%7Ba%3D%22b%22%7D&limit=10"), b"");
-        let (b, _) = normalized_params(None, b"limit=10&query=%7Ba%3D%22b%22%7D");
-        let (c, _) = normalized_params(Some("limit=10"), b"query=%7Ba%3D%22b%22%7D");
-        assert_eq!(a, b);
-        assert_eq!(a, c);
-        let (d, _) = normalized_params(Some("limit=11&query=%7Ba%3D%22b%22%7D"), b"");
-        assert_ne!(a, d);
-    }
-
-    #[test]
-    fn raw_keys_ignore_order_and_method_but_not_values() {
-        let a = raw_params(Some("query=%7Ba%3D%22b%22%7D&limit=10"), b"");
-        assert_eq!(a, raw_params(None, b"limit=10&query=%7Ba%3D%22b%22%7D"));
-        assert_eq!(a, raw_params(Some("limit=10"), b"query=%7Ba%3D%22b%22%7D"));
-        assert_eq!(
-            a,
-            raw_params(Some("&limit=10&&query=%7Ba%3D%22b%22%7D"), b"")
-        );
-        assert_ne!(a, raw_params(Some("limit=11&query=%7Ba%3D%22b%22%7D"), b""));
-        // `a=1&b=2` is not `a=1%26b%3D2` (one parameter holding `&`).
-        assert_ne!(
-            raw_params(Some("a=1&b=2"), b""),
-            raw_params(Some("a=1%26b%3D2"), b"")
-        );
-        assert_eq!(raw_params(None, &[0xff]), None);
-    }
-
-    #[test]
     fn metadata_refreshes_within_a_bucket_share_a_key() {
         let t0: i64 = 1_736_899_200_000_000_000;
         let now = t0 + 100 * 3_600_000_000_000;
         let pairs = |start: i64, end: i64| {
-            vec![
-                ("end".to_owned(), end.to_string()),
-                ("query".to_owned(), "{app=\"a\"}".to_owned()),
-                ("start".to_owned(), start.to_string()),
-            ]
+            Form::from_pairs([
+                ("end", end.to_string()),
+                ("query", "{app=\"a\"}".to_owned()),
+                ("start", start.to_string()),
+            ])
         };
         let minute = 60_000_000_000;
         let a = metadata_request(&pairs(t0 + minute, t0 + 3_600_000_000_000 + minute), now);
@@ -611,29 +473,23 @@ mod tests {
         );
         // Unparseable bounds: no bucket, the handler reports the error.
         assert_eq!(
-            metadata_request(&[("start".to_owned(), "x".to_owned())], now),
+            metadata_request(&Form::from_pairs([("start", "x")]), now),
             None
         );
-    }
-
-    #[test]
-    fn closed_ranges_get_the_long_ttl_and_the_live_edge_the_short_one() {
-        let s = CacheSettings {
-            ttl: Duration::from_secs(3600),
-            live_ttl: Duration::from_secs(5),
-            freshness: Duration::from_secs(600),
-            ..CacheSettings::default()
+        // The first `end` is the one the handler reads: `end=late&end=early`
+        // is not `end=early&end=late`.
+        let late = t0 + 3_600_000_000_000 + 20 * minute;
+        let early = t0 + 3_600_000_000_000 + minute;
+        let two = |x: i64, y: i64| {
+            Form::from_pairs([
+                ("start", t0.to_string()),
+                ("end", x.to_string()),
+                ("end", y.to_string()),
+            ])
         };
-        let now = 2_000_000_000 * 1_000_000_000_i64;
-        let pairs = |end: i64| vec![("end".to_owned(), end.to_string())];
-        // Ended 11 minutes ago: closed.
-        assert_eq!(ttl_for(&pairs(now - 660_000_000_000), &s, now), s.ttl);
-        // Ended 5 minutes ago: live edge.
-        assert_eq!(ttl_for(&pairs(now - 300_000_000_000), &s, now), s.live_ttl);
-        // No end: "now", the live edge.
-        assert_eq!(ttl_for(&[], &s, now), s.live_ttl);
-        // Instant queries use `time`, in any Loki format (here seconds).
-        let t = vec![("time".to_owned(), "1000000000".to_owned())];
-        assert_eq!(ttl_for(&t, &s, now), s.ttl);
+        let (late_first, late_end) = metadata_request(&two(late, early), now).unwrap();
+        let (early_first, early_end) = metadata_request(&two(early, late), now).unwrap();
+        assert_ne!(late_first, early_first);
+        assert!(late_end > early_end);
     }
 }

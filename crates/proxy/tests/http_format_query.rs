@@ -100,3 +100,26 @@ async fn typical_answers() {
         "{\"status\":\"invalid-query\",\"error\":\"parse error : syntax error: unexpected $end\"}\n"
     );
 }
+
+#[tokio::test]
+async fn a_form_body_over_10_mib_leaves_the_urls_query() {
+    // Loki reads `query` with `FormValue`: an unreadable body is dropped and
+    // the URL's value answered (recorded from Loki 3.7.8: 200 `{a="b"}`).
+    let h = harness(vec![]).await;
+    let body = format!("query={}", "a".repeat(10 << 20));
+    let a = request(
+        Method::POST,
+        &format!(
+            "{}/loki/api/v1/format_query?query=%7Ba%3D%22b%22%7D",
+            h.base
+        ),
+        &body,
+        "application/x-www-form-urlencoded",
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(
+        a.body,
+        "{\"status\":\"success\",\"data\":\"{a=\\\"b\\\"}\"}\n"
+    );
+}

@@ -290,6 +290,39 @@ async fn one_victorialogs_tenant_named_twice_is_queried_once() {
 }
 
 #[tokio::test]
+async fn several_tenants_are_keyed_by_their_names() {
+    let map = map_file("names", "team-a: {account_id: 5, project_id: 6}\n");
+    let (url, seen) = start(&map, |_| {}).await;
+    let q = format!(
+        "{url}/loki/api/v1/query_range?query=%7Bapp%3D%22x%22%7D&start=1767225600000000000&end=1767225700000000000"
+    );
+    let (_, a) = get(&q, Some("team-a|12")).await;
+    assert_eq!(
+        tenant_lines(&a),
+        [
+            (Some("12".to_owned()), "line of 12".to_owned()),
+            (Some("team-a".to_owned()), "line of 5".to_owned())
+        ]
+    );
+    assert_eq!(take(&seen).len(), 2);
+    // The same VictoriaLogs tenants under other names: its own answer,
+    // labelled with the names it sent.
+    let (_, b) = get(&q, Some("5:6|12")).await;
+    assert_eq!(
+        tenant_lines(&b),
+        [
+            (Some("12".to_owned()), "line of 12".to_owned()),
+            (Some("5:6".to_owned()), "line of 5".to_owned())
+        ]
+    );
+    assert_eq!(take(&seen).len(), 2);
+    // Order and repeats in the header do not matter: a hit.
+    let (_, again) = get(&q, Some("12|team-a|12")).await;
+    assert_eq!(again, a);
+    assert!(take(&seen).is_empty());
+}
+
+#[tokio::test]
 async fn numeric_ids_can_be_limited_to_the_map() {
     let map = map_file(
         "numeric",

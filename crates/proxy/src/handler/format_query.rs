@@ -7,13 +7,22 @@
 //! bytes so the golden answers recorded from Loki compare byte for byte.
 
 use axum::body::Body;
+use axum::extract::{FromRequest, Request};
 use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 
 use crate::params::Form;
 
 /// `GET|POST /loki/api/v1/format_query`.
-pub async fn format_query(form: Form) -> Response {
+///
+/// Loki reads `query` with Go's `FormValue`, which drops a body it cannot
+/// read (over 10 MiB) and keeps the URL's values: so does this handler.
+pub async fn format_query(req: Request) -> Response {
+    let query = req.uri().query().map(str::to_owned);
+    let form = match Form::from_request(req, &()).await {
+        Ok(form) => form,
+        Err(_) => Form::parse(query.as_deref(), b""),
+    };
     let (status, body) = answer(form.get("query"));
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = status;

@@ -128,7 +128,7 @@ async fn matrix(state: &AppState, expr: &MetricExpr, grid: &Grid) -> Result<Matr
 
 /// How far past a step the logs it reads may reach: a negative `offset`
 /// reads after the step's time, so its window closes later.
-fn lookahead(expr: &MetricExpr) -> i64 {
+pub(crate) fn lookahead(expr: &MetricExpr) -> i64 {
     plan::collect(expr)
         .iter()
         .map(|i| i.agg.range.offset.map_or(0, |d| -d.as_nanos()))

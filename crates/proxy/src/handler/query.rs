@@ -60,14 +60,15 @@ pub async fn query(State(state): State<AppState>, form: Form) -> Result<Response
     }
 }
 
-/// Whether the client asked for categorized labels (`categorize-labels` in a comma-separated flag list).
-fn wants_categorized(headers: &HeaderMap) -> bool {
+/// Whether the client asked for categorized labels, read as Loki reads
+/// `X-Loki-Response-Encoding-Flags`: the first header value (Go's
+/// `Header.Get`), split at `,`, one flag exactly `categorize-labels`. The
+/// response cache keys by that same first value.
+pub(crate) fn wants_categorized(headers: &HeaderMap) -> bool {
     headers
-        .get_all(ENCODING_FLAGS)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|flag| flag.trim() == "categorize-labels")
+        .get(ENCODING_FLAGS)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().split(',').any(|flag| flag == "categorize-labels"))
 }
 
 async fn log_range(
@@ -225,9 +226,22 @@ mod tests {
         assert!(wants_categorized(&h));
         h.insert(
             ENCODING_FLAGS,
-            HeaderValue::from_static("other, categorize-labels"),
+            HeaderValue::from_static("other,categorize-labels"),
         );
         assert!(wants_categorized(&h));
+        // Loki compares each flag as sent, without trimming it.
+        h.insert(
+            ENCODING_FLAGS,
+            HeaderValue::from_static("other, categorize-labels"),
+        );
+        assert!(!wants_categorized(&h));
+        // Only the first value counts, as with Go's `Header.Get`.
+        h.insert(ENCODING_FLAGS, HeaderValue::from_static("other"));
+        h.append(
+            ENCODING_FLAGS,
+            HeaderValue::from_static("categorize-labels"),
+        );
+        assert!(!wants_categorized(&h));
         h.insert(
             ENCODING_FLAGS,
             HeaderValue::from_static("categorize-labels-v2"),

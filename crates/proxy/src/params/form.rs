@@ -4,14 +4,56 @@
 //! values, repeated keys kept (`match[]`). Grafana uses GET; other clients
 //! (logcli, scripts) POST forms, so both go through this one extractor.
 
+use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Request};
-use http::{Method, header};
+use http::{HeaderMap, Method, header};
 use http_body_util::BodyExt;
 
 use crate::error::ApiError;
 
-/// Largest form body accepted; LogQL queries are far smaller.
-const MAX_FORM_BODY: usize = 4 * 1024 * 1024;
+/// Largest form body read, in bytes: Go's `ParseForm` bound, which Loki
+/// 3.7 answers with 400 [`BODY_TOO_LARGE`] (10 MiB is read, one byte more
+/// is refused). The response cache and the handlers read a body through
+/// [`read_body`] only, so both see it whole.
+pub const MAX_FORM_BODY: usize = 10 << 20;
+
+/// Loki's answer (400) for a form body over [`MAX_FORM_BODY`]: Go's `ParseForm` error.
+pub const BODY_TOO_LARGE: &str = "http: POST too large";
+
+/// Whether Go's `ParseForm` reads the body of this request: a POST, PUT or
+/// PATCH whose media type is `application/x-www-form-urlencoded`. Any other
+/// body is ignored, as Loki ignores it.
+pub fn reads_body(method: &Method, headers: &HeaderMap) -> bool {
+    matches!(*method, Method::POST | Method::PUT | Method::PATCH)
+        && headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+            })
+}
+
+/// Reads a form body whole, up to [`MAX_FORM_BODY`].
+///
+/// # Errors
+/// [`ApiError::BadRequest`] with [`BODY_TOO_LARGE`] past the bound, or the
+/// read error when the client's body breaks off.
+pub async fn read_body(body: Body) -> Result<Bytes, ApiError> {
+    match http_body_util::Limited::new(body, MAX_FORM_BODY)
+        .collect()
+        .await
+    {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            Err(ApiError::BadRequest(BODY_TOO_LARGE.to_owned()))
+        }
+        Err(e) => Err(ApiError::BadRequest(format!("cannot read form body: {e}"))),
+    }
+}
 
 /// All parameters of a request, in Go's `r.Form` order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -32,6 +74,17 @@ impl Form {
         }
     }
 
+    /// The parameters of a request as Go's `r.Form` holds them: the form
+    /// body's pairs (empty when [`reads_body`] is false), then the URL's.
+    pub fn parse(uri_query: Option<&str>, body: &[u8]) -> Self {
+        let mut form = Self::default();
+        form.extend_urlencoded(body);
+        if let Some(q) = uri_query {
+            form.extend_urlencoded(q.as_bytes());
+        }
+        form
+    }
+
     /// Appends the pairs of an `application/x-www-form-urlencoded` string.
     pub fn extend_urlencoded(&mut self, raw: &[u8]) {
         self.pairs
@@ -46,6 +99,11 @@ impl Form {
             .map_or("", |(_, v)| v.as_str())
     }
 
+    /// Every pair in `r.Form` order.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// Every value of `key` in order.
     pub fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.pairs
@@ -58,28 +116,19 @@ impl Form {
 impl<S: Send + Sync> FromRequest<S> for Form {
     type Rejection = ApiError;
 
+    /// The form the response cache parsed (and keyed the request by), or
+    /// the request's own when the cache did not see it.
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
-        let mut form = Self::default();
-        let query = req.uri().query().map(str::to_owned);
-        let is_form = req.method() == Method::POST
-            && req
-                .headers()
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
-        if is_form {
-            let limited = http_body_util::Limited::new(req.into_body(), MAX_FORM_BODY);
-            let body = limited
-                .collect()
-                .await
-                .map_err(|e| ApiError::BadRequest(format!("cannot read form body: {e}")))?
-                .to_bytes();
-            form.extend_urlencoded(&body);
+        let (mut parts, body) = req.into_parts();
+        if let Some(form) = parts.extensions.remove::<Self>() {
+            return Ok(form);
         }
-        if let Some(q) = query {
-            form.extend_urlencoded(q.as_bytes());
-        }
-        Ok(form)
+        let body = if reads_body(&parts.method, &parts.headers) {
+            read_body(body).await?
+        } else {
+            Bytes::new()
+        };
+        Ok(Self::parse(parts.uri.query(), &body))
     }
 }
 
