@@ -101,7 +101,7 @@ pub async fn range(
             .map(|w| (ctx, headers, w))
     });
     let m = match split {
-        None => matrix(state, expr, &grid, work).await?,
+        None => Box::pin(matrix(state, expr, &grid, work)).await?,
         Some((ctx, headers, w)) => {
             let q = MetricWindowQuery {
                 query: expr.to_string(),
@@ -111,7 +111,9 @@ pub async fn range(
             let (state, expr, work) = (state.clone(), Arc::new(expr.clone()), work.clone());
             crate::window::metric::run(ctx, &q, grid, w, move |g: Grid| {
                 let (state, expr, work) = (state.clone(), Arc::clone(&expr), work.clone());
-                async move { matrix(&state, &expr, &g, &work).await }
+                // Boxed: the window task stays small (debug builds copy
+                // large futures through every poll frame).
+                async move { Box::pin(matrix(&state, &expr, &g, &work)).await }
             })
             .await?
         }
@@ -217,7 +219,7 @@ async fn run(
 ) -> Result<Value, ApiError> {
     let mut inputs = Vec::new();
     for input in plan::collect(expr) {
-        inputs.push(fetch(state, &input, grid, work).await?);
+        inputs.push(Box::pin(fetch(state, &input, grid, work)).await?);
     }
     let size = inputs.iter().map(points).sum::<usize>() * 16;
     let (expr, grid) = (expr.clone(), *grid);

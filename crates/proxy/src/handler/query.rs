@@ -138,7 +138,9 @@ async fn log_range(
     let work = work.clone();
     let out = crate::window::run(ctx, &q, windows, move |w: Window| {
         let (backend, plan, p, work) = (backend.clone(), plan.clone(), p.clone(), work.clone());
-        async move { fetch_range(&backend, &plan, &p, categorize, w, &work).await }
+        // Boxed: the window task stays small (debug builds copy large
+        // futures through every poll frame).
+        async move { Box::pin(fetch_range(&backend, &plan, &p, categorize, w, &work)).await }
     })
     .await?;
     Ok(json_response(out))

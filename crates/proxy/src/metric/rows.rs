@@ -427,6 +427,46 @@ mod tests {
     }
 
     #[test]
+    fn error_matchers_are_compiled_once_before_the_rows() {
+        // What the row loop holds is compiled matchers (no pattern text to
+        // build a regex from per row), built once from the post filters.
+        let (_, post, _) = stages(
+            r#"sum_over_time({app="a"} | json | unwrap took | __error__!~"Sample.+Err" | __error__=~"|Sample(Extraction)?Err" [1m])"#,
+        );
+        let errs: Vec<&LabelFilter> = post.iter().collect();
+        let f = ErrorFilters::compile(&errs).unwrap();
+        assert_eq!(f.0.len(), 2);
+        assert!(f.keep(""));
+        assert!(!f.keep("SampleExtractionErr"), "dropped by !~");
+        assert!(!f.keep("JSONParserErr"), "not matched by =~ (anchored)");
+        let f = ErrorFilters::compile(&errs[1..]).unwrap();
+        assert!(f.keep("SampleErr") && f.keep("SampleExtractionErr"));
+        assert!(!f.keep("xSampleErr"), "anchored");
+    }
+
+    #[test]
+    fn a_regex_error_filter_after_unwrap_drops_failed_samples() {
+        let (st, post, r) = stages(
+            r#"sum_over_time({app="a"} | json | unwrap duration(took) | __error__!~"Sample.*" [1m])"#,
+        );
+        let ex = plain(&r);
+        let mut body = BODY.as_bytes().to_vec();
+        let s = extract(&mut body, &st, &post, &ex, &Stop::never()).unwrap();
+        let sums: Vec<f64> = s.buckets[0].buckets.iter().map(|b| b.1.sum).collect();
+        assert_eq!(sums, vec![1.5, 0.25]);
+    }
+
+    #[test]
+    fn extraction_stops_when_told() {
+        let (st, post, r) = stages(r#"count_over_time({app="a"} | json [1m])"#);
+        let ex = plain(&r);
+        let stop = Stop::at(crate::work::Deadline::after(std::time::Duration::ZERO));
+        let mut body = BODY.as_bytes().to_vec();
+        let err = extract(&mut body, &st, &post, &ex, &stop).unwrap_err();
+        assert!(matches!(err, EngineError::Stopped(_)), "{err:?}");
+    }
+
+    #[test]
     fn counts_per_parsed_label() {
         let (st, post, r) = stages(r#"count_over_time({app="a"} | json [1m])"#);
         let ex = plain(&r);

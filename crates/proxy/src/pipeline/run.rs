@@ -640,6 +640,90 @@ mod tests {
     }
 
     #[test]
+    fn runs_sharing_a_budget_read_at_most_it_in_total() {
+        // Two windows of 900 rows each, one budget of 1500 rows.
+        let lines: Vec<String> = (0..1800).map(|i| format!("miss {i}")).collect();
+        let data: Vec<(i64, &str)> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i as i64 + 1, l.as_str()))
+            .collect();
+        let budget = RowBudget::new(1500);
+        let window = |start: i64, end: i64| {
+            let calls = std::cell::RefCell::new(Vec::new());
+            let p = RunParams {
+                start,
+                end,
+                limit: 10,
+                direction: Direction::Forward,
+                categorize: false,
+                max_rows: usize::MAX,
+            };
+            let fut = run_bounded(
+                pipeline(r#"{app="a"} |> "hit <_>""#),
+                p,
+                Instant::now(),
+                &budget,
+                Deadline::NONE,
+                |lo, hi, n| {
+                    let b = fake(&data, Direction::Forward, &calls, lo, hi, n);
+                    async move { Ok(b) }
+                },
+            );
+            futures_lite(fut).unwrap()
+        };
+        let first = window(1, 900);
+        assert!(!first.cut, "900 rows fit in 1500");
+        let second = window(901, 1800);
+        assert!(second.cut);
+        let v: serde_json::Value = serde_json::from_slice(&second.body).unwrap();
+        assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 600);
+        assert!(
+            v["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("stopped after reading 1500 entries")
+        );
+        assert_eq!(budget.remaining(), 0);
+        // A spent budget reads nothing more.
+        let third = window(1, 1800);
+        assert!(third.cut);
+        let v: serde_json::Value = serde_json::from_slice(&third.body).unwrap();
+        assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 0);
+    }
+
+    #[test]
+    fn a_page_stops_at_the_deadline() {
+        let data = [(1, "a"), (2, "b")];
+        let calls = std::cell::RefCell::new(Vec::new());
+        let p = RunParams {
+            start: 0,
+            end: 10,
+            limit: 10,
+            direction: Direction::Forward,
+            categorize: false,
+            max_rows: usize::MAX,
+        };
+        // A deadline that has passed by the time the page is evaluated.
+        let deadline = Deadline::after(std::time::Duration::ZERO);
+        let budget = RowBudget::new(100);
+        let fut = run_bounded(
+            pipeline(r#"{app="a"} |> "<_>""#),
+            p,
+            Instant::now(),
+            &budget,
+            deadline,
+            |lo, hi, n| {
+                let b = fake(&data, Direction::Forward, &calls, lo, hi, n);
+                async move { Ok(b) }
+            },
+        );
+        let err = futures_lite(fut).unwrap_err();
+        assert_eq!(err.status(), http::StatusCode::GATEWAY_TIMEOUT);
+        assert!(err.to_string().starts_with("request timed out"), "{err}");
+    }
+
+    #[test]
     fn synthesized_labels_reach_the_stages_and_the_answer() {
         let data = [(1, "info start"), (2, "error boom"), (3, "level=error x")];
         let calls = std::cell::RefCell::new(Vec::new());
