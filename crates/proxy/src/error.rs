@@ -344,9 +344,9 @@ mod tests {
             declared: Some(49 << 20),
         });
         assert!(
-            declared
-                .to_string()
-                .starts_with("the query would read too many bytes (query: 49 MiB, limit: 1.0 MiB);"),
+            declared.to_string().starts_with(
+                "the query would read too many bytes (query: 49 MiB, limit: 1.0 MiB);"
+            ),
             "{declared}"
         );
     }

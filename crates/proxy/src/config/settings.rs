@@ -42,7 +42,7 @@ pub struct Settings {
     pub query_limits: crate::params::QueryLimits,
     /// Labels synthesized as Loki's ingest adds them (`service_name`, `detected_level`).
     pub discovery: logsql_ast::Discovery,
-    /// Per-request bounds on rows read in lokivl (no flags yet; the defaults).
+    /// Per-request bounds on rows read in lokivl (the defaults; no flag sets them yet).
     pub work: crate::work::WorkLimits,
 }
 

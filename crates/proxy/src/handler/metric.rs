@@ -5,12 +5,16 @@
 //! aligned so that Loki's `(t − range, t]` windows are exact unions of them.
 //! The proxy combines buckets per window and evaluates the vector operators
 //! ([`crate::metric`]). Raw values are fetched only for quantile, first,
-//! last and `rate_counter`, limited to [`MAX_RAW_SAMPLES`].
+//! last and `rate_counter`, at most [`MAX_RAW_SAMPLES`] per request.
 //!
 //! With discovery on, selectors see the derived `service_name`; series
 //! needing it are counted per stream and mapped
 //! ([`crate::metric::discovered`]), series needing `detected_level` are
-//! counted from rows (at most [`MAX_ROWS`]).
+//! counted from rows (at most [`MAX_ROWS`] per request).
+//!
+//! Both bounds are the request's ([`crate::work::Budgets`]), shared by its
+//! windows and range aggregations; decoding, extraction and evaluation run
+//! as [`crate::work::cpu`] jobs, off the async workers.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

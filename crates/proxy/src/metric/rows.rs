@@ -505,7 +505,9 @@ mod tests {
             ..ex
         };
         let mut body = BODY.as_bytes().to_vec();
-        let err = extract(&mut body, &st, &post, &ex, &Stop::never()).unwrap_err().to_string();
+        let err = extract(&mut body, &st, &post, &ex, &Stop::never())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("took=\"bad\""), "{err}");
     }
 
@@ -584,7 +586,12 @@ mod tests {
             ..ex
         };
         let mut b = body.as_bytes().to_vec();
-        assert!(extract(&mut b, &st, &post, &ex, &Stop::never()).unwrap().buckets.is_empty());
+        assert!(
+            extract(&mut b, &st, &post, &ex, &Stop::never())
+                .unwrap()
+                .buckets
+                .is_empty()
+        );
     }
 
     #[test]
@@ -602,7 +609,9 @@ mod tests {
             discovery: &OFF,
         };
         let mut body = BODY.as_bytes().to_vec();
-        let err = extract(&mut body, &st, &post, &ex, &Stop::never()).unwrap_err().to_string();
+        let err = extract(&mut body, &st, &post, &ex, &Stop::never())
+            .unwrap_err()
+            .to_string();
         // `lvl` is parsed but neither grouped nor unwrapped: Loki's hints skip it.
         assert!(err.contains("app=\"a\", took=\"1.5s\"}"), "{err}");
         assert!(!err.contains("lvl"), "{err}");
@@ -611,7 +620,9 @@ mod tests {
             ..ex
         };
         let mut body = BODY.as_bytes().to_vec();
-        let err = extract(&mut body, &st, &post, &ex, &Stop::never()).unwrap_err().to_string();
+        let err = extract(&mut body, &st, &post, &ex, &Stop::never())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("lvl=\"x\""), "{err}");
     }
 }

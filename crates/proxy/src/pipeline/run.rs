@@ -106,7 +106,9 @@ where
     F: FnMut(i64, i64, usize) -> Fut,
     Fut: Future<Output = Result<BytesMut, ApiError>>,
 {
-    run_owned(pipeline, p, started, budget, deadline, fetch).await.0
+    run_owned(pipeline, p, started, budget, deadline, fetch)
+        .await
+        .0
 }
 
 /// The state a walk carries from page to page. It is shared with the page
@@ -145,9 +147,13 @@ where
         processed: Processed::default(),
     }));
     let result = walk_pages(&walk, p, budget, deadline, fetch).await;
-    let Ok(walk) = Arc::try_unwrap(walk).map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
+    let Ok(walk) =
+        Arc::try_unwrap(walk).map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
     else {
-        return (Err(ApiError::Internal("a page job outlived its walk".into())), None);
+        return (
+            Err(ApiError::Internal("a page job outlived its walk".into())),
+            None,
+        );
     };
     let answer = result.map(|cut| {
         let Walk {
@@ -164,7 +170,14 @@ where
         };
         let mut body =
             Vec::with_capacity(entries.iter().map(|e| e.line.len() + 64).sum::<usize>() + 1024);
-        write_answer(&entries, p.categorize, &warnings, processed, started, &mut body);
+        write_answer(
+            &entries,
+            p.categorize,
+            &warnings,
+            processed,
+            started,
+            &mut body,
+        );
         Answer { body, cut }
     });
     (answer, Some(walk.pipeline))

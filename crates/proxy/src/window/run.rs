@@ -174,7 +174,11 @@ where
     let fill = async move {
         let fetched = body.await?;
         // Cut by the request's budget: shared with concurrent callers, never kept.
-        let ttl = if fetched.cacheable { ttl } else { Duration::ZERO };
+        let ttl = if fetched.cacheable {
+            ttl
+        } else {
+            Duration::ZERO
+        };
         let body = Bytes::from(fetched.body);
         if !stored {
             // Decoded once below; no need to re-pack it.

@@ -62,7 +62,9 @@ impl RowBudget {
 
     /// Rows that may still be read.
     pub fn remaining(&self) -> usize {
-        self.0.max.saturating_sub(self.0.spent.load(Ordering::Relaxed))
+        self.0
+            .max
+            .saturating_sub(self.0.spent.load(Ordering::Relaxed))
     }
 
     /// Records `n` rows read; `false` when the request has now read more

@@ -104,7 +104,7 @@ impl Stop {
     /// As [`Stop::check`].
     #[inline]
     pub fn every(&self, i: usize) -> Result<(), Stopped> {
-        if i % CHECK_EVERY == 0 {
+        if i.is_multiple_of(CHECK_EVERY) {
             self.check()
         } else {
             Ok(())
