@@ -120,3 +120,31 @@ async fn ready_and_cache_hits_are_served_during_heavy_queries() {
         h.abort();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_timeout_fires_during_row_work() {
+    let vl = fake_vl(vec![("/select/logsql/query", Canned::ok(&heavy_body()))]).await;
+    let mut settings = proxy::config::Settings::new(&format!("http://{}", vl.addr)).unwrap();
+    settings.limits.query_timeout = Duration::from_millis(300);
+    let base = start_proxy(settings).await;
+    let url = format!(
+        "{base}/loki/api/v1/query?{}",
+        qs(&[
+            ("query", r#"sum(count_over_time({app="a"} | json [1h]))"#),
+            ("time", TIME),
+        ])
+    );
+    let started = Instant::now();
+    let a = get(&url).await;
+    let took = started.elapsed();
+    // Loki's `query_timeout` answer, at the deadline: with the rows
+    // processed inline, nothing could fire before they were all done (about
+    // 2 s in a debug build), and the answer was a late 200.
+    assert!(
+        a.assert_error(http::StatusCode::GATEWAY_TIMEOUT)
+            .starts_with("request timed out, decrease the duration of the request"),
+        "{}",
+        a.body
+    );
+    assert!(took < CHEAP_BOUND, "answered after {took:?}");
+}
