@@ -89,7 +89,11 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
         settings: std::sync::Arc::new(settings.tail.clone()),
         slots: crate::tail::slots::Slots::default(),
     };
-    let state = AppState { backend, metrics };
+    let state = AppState {
+        backend,
+        metrics,
+        work: settings.work,
+    };
     let separate_metrics = settings.metrics_listen.is_some();
     let admin = separate_metrics.then(|| {
         Router::new()

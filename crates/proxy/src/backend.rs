@@ -135,6 +135,8 @@ pub enum BackendError {
     TooLarge {
         /// The configured limit.
         limit: usize,
+        /// The answer's size when VictoriaLogs declared it (`Content-Length`).
+        declared: Option<u64>,
     },
     /// The circuit breaker is open after repeated failures.
     #[error("VictoriaLogs is failing; calls are paused for {}s", .retry_after.as_secs())]
@@ -421,14 +423,17 @@ impl Backend {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > limit as u64) {
-            return Err(BackendError::TooLarge { limit });
+            return Err(BackendError::TooLarge { limit, declared });
         }
         let bytes = http_body_util::Limited::new(resp.into_body(), limit)
             .collect()
             .await
             .map_err(|e| {
                 if e.is::<http_body_util::LengthLimitError>() {
-                    BackendError::TooLarge { limit }
+                    BackendError::TooLarge {
+                        limit,
+                        declared: None,
+                    }
                 } else {
                     BackendError::Body(error_chain(e.as_ref()))
                 }

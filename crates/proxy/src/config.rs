@@ -75,7 +75,7 @@ pub struct Config {
     /// Calls waiting for a VictoriaLogs slot; more get 503 with Retry-After.
     #[arg(long, env = "LOKIVL_BACKEND_QUEUE", default_value_t = 256)]
     pub backend_queue: usize,
-    /// Largest VictoriaLogs answer read, in bytes; larger ones give 502.
+    /// Largest VictoriaLogs answer read, in bytes; larger ones give Loki's `max_query_bytes_read` 400.
     #[arg(
         long,
         env = "LOKIVL_BACKEND_MAX_RESPONSE_BYTES",
@@ -299,6 +299,7 @@ impl Config {
             listener_tls: tls.listener,
             query_limits: self.query_limits.limits(),
             discovery: self.discovery.settings(),
+            work: crate::work::WorkLimits::default(),
         })
     }
 

@@ -105,9 +105,35 @@ pub enum ApiError {
         /// The limit.
         limit: usize,
     },
+    /// A VictoriaLogs answer larger than `--backend-max-response-bytes`:
+    /// 400 with the text of Loki's `max_query_bytes_read` refusal, which
+    /// Grafana recognizes and explains (never a 5xx: the query asked too much).
+    #[error(
+        "the query would read too many bytes (query: {}, limit: {}); consider adding more specific stream selectors or reduce the time range of the query",
+        query_size(*.declared, *.limit),
+        crate::drilldown::humanize::format_ibytes(*.limit as u64)
+    )]
+    QueryTooLarge {
+        /// The answer's size when VictoriaLogs declared it.
+        declared: Option<u64>,
+        /// `--backend-max-response-bytes`.
+        limit: usize,
+    },
     /// A defect in lokivl.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// The size in [`ApiError::QueryTooLarge`]: the declared one, or "more than
+/// the limit" when the answer was cut while streaming.
+fn query_size(declared: Option<u64>, limit: usize) -> String {
+    match declared {
+        Some(n) => crate::drilldown::humanize::format_ibytes(n),
+        None => format!(
+            "more than {}",
+            crate::drilldown::humanize::format_ibytes(limit as u64)
+        ),
+    }
 }
 
 /// Loki's text (and status 499) when the client went away before the answer.
@@ -120,7 +146,9 @@ impl ApiError {
     /// The HTTP status Loki would use for this error.
     pub fn status(&self) -> StatusCode {
         match self {
-            Self::BadRequest(_) | Self::Unsupported(_) => StatusCode::BAD_REQUEST,
+            Self::BadRequest(_) | Self::Unsupported(_) | Self::QueryTooLarge { .. } => {
+                StatusCode::BAD_REQUEST
+            }
             Self::BackendUnreachable { .. } | Self::BackendFailed { .. } => StatusCode::BAD_GATEWAY,
             Self::BackendTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::BackendRejected { .. } | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -148,6 +176,7 @@ impl ApiError {
         match self {
             Self::BadRequest(_)
             | Self::Unsupported(_)
+            | Self::QueryTooLarge { .. }
             | Self::TooManyRequests { .. }
             | Self::UriTooLong { .. }
             | Self::HeadersTooLarge { .. }
@@ -191,10 +220,7 @@ impl From<BackendError> for ApiError {
             },
             BackendError::Request(reason) => Self::Internal(reason),
             BackendError::Unsupported(reason) => Self::Unsupported(reason),
-            e @ BackendError::TooLarge { .. } => Self::BackendFailed {
-                status: StatusCode::BAD_GATEWAY,
-                message: e.to_string(),
-            },
+            BackendError::TooLarge { limit, declared } => Self::QueryTooLarge { declared, limit },
             e @ (BackendError::CircuitOpen { retry_after }
             | BackendError::Overloaded { retry_after }) => Self::Unavailable {
                 message: e.to_string(),
@@ -303,9 +329,26 @@ mod tests {
         assert!(t.to_string().starts_with("request timed out, decrease"));
         assert!(t.to_string().contains("timeout"));
         assert_eq!(t.status(), StatusCode::GATEWAY_TIMEOUT);
-        let big = ApiError::from(BackendError::TooLarge { limit: 10 });
-        assert_eq!(big.status(), StatusCode::BAD_GATEWAY);
-        assert!(big.to_string().contains("exceeds 10 bytes"), "{big}");
+        let big = ApiError::from(BackendError::TooLarge {
+            limit: 64 << 20,
+            declared: None,
+        });
+        assert_eq!(big.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(big.source_kind(), Source::Client);
+        assert_eq!(
+            big.to_string(),
+            "the query would read too many bytes (query: more than 64 MiB, limit: 64 MiB); consider adding more specific stream selectors or reduce the time range of the query"
+        );
+        let declared = ApiError::from(BackendError::TooLarge {
+            limit: 1 << 20,
+            declared: Some(49 << 20),
+        });
+        assert!(
+            declared.to_string().starts_with(
+                "the query would read too many bytes (query: 49 MiB, limit: 1.0 MiB);"
+            ),
+            "{declared}"
+        );
     }
 
     #[test]

@@ -26,6 +26,9 @@ pub struct AppState {
     pub backend: Backend,
     /// The proxy's own metrics.
     pub metrics: Metrics,
+    /// Per-request bounds on rows read; each request takes fresh
+    /// [`crate::work::Budgets`] from them.
+    pub work: crate::work::WorkLimits,
 }
 
 /// A 200 answer with a JSON body already written.

@@ -27,3 +27,4 @@ pub mod tail;
 pub mod template;
 pub mod tenant;
 pub mod window;
+pub mod work;

@@ -137,21 +137,45 @@ async fn truncated_body_is_502_then_recovers() {
 }
 
 #[tokio::test]
-async fn oversized_answer_is_refused_not_buffered() {
-    let vl = FakeVl::start(Mode::Healthy(format!("{LINE}\n").repeat(100))).await;
+async fn oversized_answer_is_lokis_bytes_limit_not_a_5xx() {
+    let body = format!("{LINE}\n").repeat(100);
+    let size = body.len();
+    let vl = FakeVl::start(Mode::Healthy(body)).await;
     let mut s = settings(&vl.url());
     s.backend_options.max_response_bytes = 1000;
     let base = start_proxy(s).await;
-    let a = expect(&base, 502, "exceeds 1000 bytes").await;
+    // Loki's `max_query_bytes_read` refusal, sizes as go-humanize's IBytes.
+    let text = format!(
+        "the query would read too many bytes (query: {}, limit: 1000 B); consider adding more specific stream selectors or reduce the time range of the query",
+        proxy::drilldown::humanize::format_ibytes(size as u64)
+    );
+    let a = expect(&base, 400, &text).await;
+    assert_eq!(a.body, text);
+    // A refused size is not a backend fault: the breaker stays closed.
+    for _ in 0..4 {
+        expect(&base, 400, "the query would read too many bytes").await;
+    }
+    // A metric query reading raw samples gets the same refusal.
+    let q = form_urlencoded::Serializer::new(String::new())
+        .append_pair(
+            "query",
+            r#"quantile_over_time(0.9, {app="api"} | unwrap took [1h])"#,
+        )
+        .append_pair("time", "1787392800000000000")
+        .finish();
+    let a = get(
+        &format!("{base}/loki/api/v1/query?{q}"),
+        &[],
+        FAULT_BOUND + Duration::from_secs(1),
+    )
+    .await
+    .expect("an answer");
+    assert_eq!(a.status, 400, "{}", a.body);
     assert!(
-        a.body.contains("--backend-max-response-bytes"),
+        a.body.starts_with("the query would read too many bytes"),
         "{}",
         a.body
     );
-    // A refused size is not a backend fault: the breaker stays closed.
-    for _ in 0..4 {
-        expect(&base, 502, "exceeds 1000 bytes").await;
-    }
 }
 
 #[tokio::test]

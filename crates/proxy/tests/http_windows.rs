@@ -348,3 +348,97 @@ async fn metadata_refreshes_within_a_bucket_share_one_backend_call() {
     get_with(&labels(T0 + 6 * MIN, T0 + 5 * HOUR + 6 * MIN), &[]).await;
     assert_eq!(vl.requests().len(), 2);
 }
+
+/// A proxy whose requests may read `max_rows` rows where lokivl runs the
+/// pipeline, windows of one hour fetched one at a time (a deterministic order).
+async fn budgeted_proxy(addr: &str, max_rows: usize) -> String {
+    let mut settings = proxy::config::Settings::new(&format!("http://{addr}")).unwrap();
+    settings.cache.max_bytes = 64 << 20;
+    settings.cache.windows.interval = Duration::from_secs(3600);
+    settings.cache.windows.parallelism = 1;
+    settings.work.max_rows = max_rows;
+    start_proxy(settings).await
+}
+
+#[tokio::test]
+async fn the_row_budget_is_the_requests_not_each_windows() {
+    // 9 rows per hour; six windows; a budget of 20 rows for the whole request
+    // (each window alone is far below it).
+    let (vl, addr) = fake_vl(rows(T0, 6)).await;
+    let base = budgeted_proxy(&addr, 20).await;
+    let url = |end: i64| {
+        format!(
+            "{base}/loki/api/v1/query_range?{}",
+            qs(&[
+                // `line_format` runs in lokivl: rows are read and counted.
+                ("query", r#"{app=~"api|web"} | line_format "{{.app}}""#),
+                ("start", &T0.to_string()),
+                ("end", &end.to_string()),
+                ("limit", "1000"),
+                ("direction", "forward"),
+            ])
+        )
+    };
+    let a = get_with(&url(T0 + 6 * HOUR), &[]).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let v: serde_json::Value = serde_json::from_str(&a.body).unwrap();
+    assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 20);
+    assert!(
+        v["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("stopped after reading 20 entries"),
+        "{}",
+        a.body
+    );
+    // Two whole windows (9 rows each), then 2 rows of the third; the rest
+    // are not asked for at all.
+    let calls = vl.calls();
+    assert_eq!(
+        calls.iter().map(|c| c.0).collect::<Vec<_>>(),
+        vec![T0, T0 + HOUR, T0 + 2 * HOUR],
+        "{calls:?}"
+    );
+    // The windows the budget cut are not stored as their answers: a request
+    // sharing them (another end, so neither whole answer nor last window
+    // match) reads them again, with a budget of its own; the two whole ones
+    // come from the cache.
+    let b = get_with(&url(T0 + 6 * HOUR - MIN), &[]).await;
+    assert_eq!(b.status, StatusCode::OK, "{}", b.body);
+    let calls = vl.calls();
+    assert_eq!(
+        calls[3..].iter().map(|c| c.0).collect::<Vec<_>>(),
+        vec![T0 + 2 * HOUR, T0 + 3 * HOUR, T0 + 4 * HOUR],
+        "{calls:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_metric_row_budget_spans_all_windows() {
+    let (_vl, addr) = fake_vl(rows(T0, 6)).await;
+    let base = budgeted_proxy(&addr, 25).await;
+    let url = |end: i64| {
+        format!(
+            "{base}/loki/api/v1/query_range?{}",
+            qs(&[
+                (
+                    "query",
+                    r#"sum(count_over_time({app=~"api|web"} | logfmt [5m]))"#,
+                ),
+                ("start", &T0.to_string()),
+                ("end", &end.to_string()),
+                ("step", "300"),
+            ])
+        )
+    };
+    // Three windows reading 18 rows in all: within the budget.
+    let a = get_with(&url(T0 + 2 * HOUR), &[]).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    // Six windows of at most 10 rows each, 52 in all: past it, as one
+    // unsplit query over the range would be.
+    let b = get_with(&url(T0 + 6 * HOUR), &[]).await;
+    assert_eq!(
+        b.assert_error(StatusCode::BAD_REQUEST),
+        "the metric query's pipeline runs in lokivl and more than 25 entries fall in the query range; narrow the selector or the time range"
+    );
+}

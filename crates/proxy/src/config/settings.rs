@@ -42,6 +42,8 @@ pub struct Settings {
     pub query_limits: crate::params::QueryLimits,
     /// Labels synthesized as Loki's ingest adds them (`service_name`, `detected_level`).
     pub discovery: logsql_ast::Discovery,
+    /// Per-request bounds on rows read in lokivl (the defaults; no flag sets them yet).
+    pub work: crate::work::WorkLimits,
 }
 
 impl Settings {
@@ -80,6 +82,7 @@ impl Settings {
             // Off, unlike the binary's default: answers show the stored labels only
             // (as a Loki with `discover_service_name: []`, `discover_log_levels: false`).
             discovery: logsql_ast::Discovery::default(),
+            work: crate::work::WorkLimits::default(),
         })
     }
 }

@@ -10,17 +10,27 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
 
 /// `humanize.Bytes`: SI units, one decimal below 10 (`1.5 kB`, `12 MB`, `999 B`).
 pub fn format_bytes(n: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
+    humanate(n, 1000.0, &["B", "kB", "MB", "GB", "TB", "PB", "EB"])
+}
+
+/// `humanize.IBytes`: binary units, one decimal below 10 (`1.0 MiB`,
+/// `64 MiB`), as Loki prints the sizes of its `max_query_bytes_read` refusal.
+pub fn format_ibytes(n: u64) -> String {
+    humanate(n, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"])
+}
+
+/// go-humanize's `humanateBytes`.
+fn humanate(n: u64, base: f64, units: &[&str; 7]) -> String {
     if n < 10 {
         return format!("{n} B");
     }
-    let e = ((n as f64).ln() / 1000f64.ln()).floor() as usize;
-    let e = e.min(UNITS.len() - 1);
-    let val = ((n as f64) / 1000f64.powi(e as i32) * 10.0 + 0.5).floor() / 10.0;
+    let e = ((n as f64).ln() / base.ln()).floor() as usize;
+    let e = e.min(units.len() - 1);
+    let val = ((n as f64) / base.powi(e as i32) * 10.0 + 0.5).floor() / 10.0;
     if val < 10.0 {
-        format!("{val:.1} {}", UNITS[e])
+        format!("{val:.1} {}", units[e])
     } else {
-        format!("{val:.0} {}", UNITS[e])
+        format!("{val:.0} {}", units[e])
     }
 }
 
@@ -65,5 +75,10 @@ mod tests {
         assert_eq!(normalize_bytes_value("2048KiB").as_deref(), Some("2.1MB"));
         assert_eq!(normalize_bytes_value("10"), None);
         assert_eq!(normalize_bytes_value("fast"), None);
+        assert_eq!(format_ibytes(64 << 20), "64 MiB");
+        assert_eq!(format_ibytes(1 << 20), "1.0 MiB");
+        assert_eq!(format_ibytes(49 * (1 << 20) + 1000), "49 MiB");
+        assert_eq!(format_ibytes(1000), "1000 B");
+        assert_eq!(format_ibytes(1536), "1.5 KiB");
     }
 }

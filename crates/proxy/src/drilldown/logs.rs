@@ -16,6 +16,8 @@ use crate::direction::Direction;
 use crate::encode::streams::{StreamsOptions, encode_streams};
 use crate::error::ApiError;
 use crate::handler::AppState;
+use crate::pipeline::run::LogRange;
+use crate::work::{Work, cpu};
 
 /// One entry with its labels split as Loki's `categorize-labels` does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,32 +163,40 @@ impl Fetched {
     }
 }
 
-/// The newest `limit` entries of `log` in `[start, end)`, categorized.
+/// The newest `limit` entries of `log` in `[start, end)`, categorized; a
+/// pipeline run in lokivl reads from the request's row budget and stops at
+/// its deadline.
 ///
 /// # Errors
 /// Invalid pipelines (400), backend failures, malformed answers (502).
 pub async fn fetch(
     state: &AppState,
     log: &LogExpr,
-    start: i64,
-    end: i64,
+    (start, end): (i64, i64),
     limit: usize,
+    work: &Work,
 ) -> Result<Fetched, ApiError> {
     if end <= start || limit == 0 {
         return Ok(Fetched::default());
     }
     let plan = logsql_ast::lower_log(log).map_err(|e| ApiError::Unsupported(e.to_string()))?;
     let body = if plan.has_proxy_stages() {
-        crate::pipeline::run::log_range(
-            &state.backend,
-            &plan,
+        let q = LogRange {
             start,
             end,
             limit,
-            Direction::Backward,
-            true,
+            direction: Direction::Backward,
+            categorize: true,
+        };
+        crate::pipeline::run::log_range_bounded(
+            &state.backend,
+            &plan,
+            q,
+            &work.budgets.rows,
+            work.deadline,
         )
         .await?
+        .body
     } else {
         let q = plan.query.to_string();
         let (s, e, n) = (start.to_string(), (end - 1).to_string(), limit.to_string());
@@ -203,11 +213,14 @@ pub async fn fetch(
             categorize: true,
             parsed_prefix: plan.parsed_prefix,
         };
-        let mut out = Vec::with_capacity(raw.len() + 1024);
-        encode_streams(&mut raw, &opts, &mut out).map_err(|e| bad_gateway(e.to_string()))?;
-        out
+        cpu::run(work.deadline, raw.len(), move |_| {
+            let mut out = Vec::with_capacity(raw.len() + 1024);
+            encode_streams(&mut raw, &opts, &mut out).map_err(|e| bad_gateway(e.to_string()))?;
+            Ok::<_, ApiError>(out)
+        })
+        .await?
     };
-    parse_answer(&body)
+    cpu::run(work.deadline, body.len(), move |_| parse_answer(&body)).await
 }
 
 fn bad_gateway(message: String) -> ApiError {

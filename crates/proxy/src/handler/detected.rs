@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use axum::Extension;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use logql_parser::Expr;
@@ -22,6 +23,7 @@ use crate::drilldown::discovery::{DETECTED_LEVEL, detected_level};
 use crate::drilldown::{fields, logs, streams};
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
+use crate::work::{Deadline, Work, cpu};
 
 /// Loki's default `line_limit`.
 pub const DEFAULT_LINE_LIMIT: u32 = 100;
@@ -183,12 +185,21 @@ fn field_params(form: &Form) -> Result<FieldParams, ApiError> {
 /// Bad parameters or queries (400), backend failures.
 pub async fn detected_fields(
     State(state): State<AppState>,
+    deadline: Option<Extension<Deadline>>,
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = field_params(&form)?;
-    let mut fetched = logs::fetch(&state, &p.log, p.start, p.end, p.line_limit as usize).await?;
-    add_detected_level(&mut fetched.streams);
-    let found = fields::detect(&fetched.streams, p.limit as usize);
+    let work = Work::new(&state.work, Deadline::of(deadline));
+    let bounds = (p.start, p.end);
+    let fetched = logs::fetch(&state, &p.log, bounds, p.line_limit as usize, &work).await?;
+    let limit = p.limit as usize;
+    // Every line is parsed again: off the async workers.
+    let found = cpu::run(work.deadline, fetched_bytes(&fetched), move |_| {
+        let mut fetched = fetched;
+        add_detected_level(&mut fetched.streams);
+        Ok::<_, ApiError>(fields::detect(&fetched.streams, limit))
+    })
+    .await?;
     if found.is_empty() {
         return Ok(empty_object());
     }
@@ -219,18 +230,35 @@ pub async fn detected_fields(
 pub async fn detected_field_values(
     State(state): State<AppState>,
     Path(name): Path<String>,
+    deadline: Option<Extension<Deadline>>,
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = field_params(&form)?;
-    let mut fetched = logs::fetch(&state, &p.log, p.start, p.end, p.line_limit as usize).await?;
-    add_detected_level(&mut fetched.streams);
-    let values = fields::values(&fetched.streams, &name, p.limit as usize);
+    let work = Work::new(&state.work, Deadline::of(deadline));
+    let bounds = (p.start, p.end);
+    let fetched = logs::fetch(&state, &p.log, bounds, p.line_limit as usize, &work).await?;
+    let limit = p.limit as usize;
+    let values = cpu::run(work.deadline, fetched_bytes(&fetched), move |_| {
+        let mut fetched = fetched;
+        add_detected_level(&mut fetched.streams);
+        Ok::<_, ApiError>(fields::values(&fetched.streams, &name, limit))
+    })
+    .await?;
     if values.is_empty() {
         return Ok(empty_object());
     }
     let out = serde_json::to_vec(&serde_json::json!({"limit": p.limit, "values": values}))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(json_response(out))
+}
+
+/// The bytes of the fetched lines, to size the work on them.
+fn fetched_bytes(f: &logs::Fetched) -> usize {
+    f.streams
+        .iter()
+        .flat_map(|s| &s.entries)
+        .map(|e| e.line.len())
+        .sum()
 }
 
 /// Gives every entry the `detected_level` structured metadata Loki's

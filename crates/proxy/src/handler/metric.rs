@@ -5,12 +5,16 @@
 //! aligned so that Loki's `(t − range, t]` windows are exact unions of them.
 //! The proxy combines buckets per window and evaluates the vector operators
 //! ([`crate::metric`]). Raw values are fetched only for quantile, first,
-//! last and `rate_counter`, limited to [`MAX_RAW_SAMPLES`].
+//! last and `rate_counter`, at most [`MAX_RAW_SAMPLES`] per request.
 //!
 //! With discovery on, selectors see the derived `service_name`; series
 //! needing it are counted per stream and mapped
 //! ([`crate::metric::discovered`]), series needing `detected_level` are
-//! counted from rows (at most [`MAX_ROWS`]).
+//! counted from rows (at most [`MAX_ROWS`] per request).
+//!
+//! Both bounds are the request's ([`crate::work::Budgets`]), shared by its
+//! windows and range aggregations; decoding, extraction and evaluation run
+//! as [`crate::work::cpu`] jobs, off the async workers.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -34,15 +38,18 @@ use crate::metric::{EngineError, Grid, Matrix, Value, buckets, json, optimize, r
 use crate::pipeline::hints::MetricGrouping;
 use crate::window::WindowContext;
 use crate::window::metric::MetricWindowQuery;
+use crate::work::{RowBudget, Work, cpu};
 
 /// Loki's default `max_query_series`; see [`set_max_query_series`].
 pub const DEFAULT_MAX_QUERY_SERIES: usize = 500;
-/// Raw samples fetched at most for one quantile/first/last/rate_counter aggregation.
-pub const MAX_RAW_SAMPLES: u64 = 1_000_000;
+/// Raw samples read at most per request for quantile/first/last/rate_counter
+/// (the default of [`crate::work::WorkLimits::max_raw_samples`]).
+pub const MAX_RAW_SAMPLES: u64 = crate::work::budget::DEFAULT_MAX_RAW_SAMPLES as u64;
 /// Buckets per series at most: beyond, `gcd(range, step)` is too fine to be cheap.
 pub const MAX_BUCKETS: i64 = 200_000;
-/// Entries read at most when the pipeline runs in the proxy.
-pub const MAX_ROWS: u64 = 500_000;
+/// Entries read at most per request when the pipeline runs in the proxy
+/// (the default of [`crate::work::WorkLimits::max_rows`]).
+pub const MAX_ROWS: u64 = crate::work::budget::DEFAULT_MAX_ROWS as u64;
 
 static MAX_QUERY_SERIES: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_QUERY_SERIES);
 
@@ -55,6 +62,7 @@ impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
         match e {
             EngineError::Backend(m) => ApiError::Internal(m),
+            EngineError::Stopped(s) => s.into(),
             EngineError::Unsupported(m) => ApiError::Unsupported(m),
             other => ApiError::BadRequest(other.to_string()),
         }
@@ -66,6 +74,7 @@ impl From<EngineError> for ApiError {
 /// With `windows` (the cache layer's context), a range longer than one split
 /// interval is evaluated in step-aligned windows ([`crate::window::metric`]),
 /// so that closed windows are served from the cache on the next refresh.
+/// All windows read from the request's one budget ([`Work`]).
 ///
 /// # Errors
 /// [`ApiError`] for unsupported pipelines, engine errors and backend failures.
@@ -75,6 +84,7 @@ pub async fn range(
     bounds: (i64, i64),
     step: i64,
     windows: Option<(&WindowContext, &HeaderMap)>,
+    work: &Work,
 ) -> Result<Response, ApiError> {
     let began = Instant::now();
     let expr = &*optimize::as_loki_runs(expr);
@@ -94,33 +104,50 @@ pub async fn range(
         crate::window::metric_split::metric_windows(grid, ctx.settings.interval_ns(), closed_before)
             .map(|w| (ctx, headers, w))
     });
-    let mut m = match split {
-        None => matrix(state, expr, &grid).await?,
+    let m = match split {
+        None => Box::pin(matrix(state, expr, &grid, work)).await?,
         Some((ctx, headers, w)) => {
             let q = MetricWindowQuery {
                 query: expr.to_string(),
                 credentials: crate::response_cache::credentials(headers),
                 tenant: crate::tenant::current(),
             };
-            let (state, expr) = (state.clone(), Arc::new(expr.clone()));
+            let (state, expr, work) = (state.clone(), Arc::new(expr.clone()), work.clone());
             crate::window::metric::run(ctx, &q, grid, w, move |g: Grid| {
-                let (state, expr) = (state.clone(), Arc::clone(&expr));
-                async move { matrix(&state, &expr, &g).await }
+                let (state, expr, work) = (state.clone(), Arc::clone(&expr), work.clone());
+                // Boxed: the window task stays small (debug builds copy
+                // large futures through every poll frame).
+                async move { Box::pin(matrix(&state, &expr, &g, &work)).await }
             })
             .await?
         }
     };
-    check_series(&m)?;
-    eval::sort(&mut m, Order::Labels);
-    let summary = summary(began);
-    let mut out = Vec::with_capacity(256 + m.len() * 64);
-    json::write_matrix(&mut out, &m, &grid, &summary);
+    let out = cpu::run(work.deadline, points(&m) * 32, move |_| {
+        let mut m = m;
+        check_series(&m)?;
+        eval::sort(&mut m, Order::Labels);
+        let summary = summary(began);
+        let mut out = Vec::with_capacity(256 + m.len() * 64);
+        json::write_matrix(&mut out, &m, &grid, &summary);
+        Ok::<_, ApiError>(out)
+    })
+    .await?;
     Ok(json_response(out))
 }
 
+/// Points over all series of `m`, to size the work on it.
+fn points(m: &Matrix) -> usize {
+    m.iter().map(|s| s.points.len()).sum()
+}
+
 /// The series of `expr` over `grid` (a scalar becomes one label-less series).
-async fn matrix(state: &AppState, expr: &MetricExpr, grid: &Grid) -> Result<Matrix, ApiError> {
-    Ok(match run(state, expr, grid).await? {
+async fn matrix(
+    state: &AppState,
+    expr: &MetricExpr,
+    grid: &Grid,
+    work: &Work,
+) -> Result<Matrix, ApiError> {
+    Ok(match run(state, expr, grid, work).await? {
         Value::Vector(m) => m,
         Value::Scalar(v) => eval_scalar_series(v, grid),
     })
@@ -141,11 +168,16 @@ pub(crate) fn lookahead(expr: &MetricExpr) -> i64 {
 ///
 /// # Errors
 /// [`ApiError`] for unsupported pipelines, engine errors and backend failures.
-pub async fn instant(state: &AppState, expr: &MetricExpr, time: i64) -> Result<Response, ApiError> {
+pub async fn instant(
+    state: &AppState,
+    expr: &MetricExpr,
+    time: i64,
+    work: &Work,
+) -> Result<Response, ApiError> {
     let began = Instant::now();
     let expr = &*optimize::as_loki_runs(expr);
     let grid = Grid::instant(time);
-    let value = run(state, expr, &grid).await?;
+    let value = run(state, expr, &grid, work).await?;
     let summary = summary(began);
     let mut out = Vec::with_capacity(256);
     match value {
@@ -183,12 +215,22 @@ fn check_series(m: &Matrix) -> Result<(), ApiError> {
     Ok(())
 }
 
-async fn run(state: &AppState, expr: &MetricExpr, grid: &Grid) -> Result<Value, ApiError> {
+async fn run(
+    state: &AppState,
+    expr: &MetricExpr,
+    grid: &Grid,
+    work: &Work,
+) -> Result<Value, ApiError> {
     let mut inputs = Vec::new();
     for input in plan::collect(expr) {
-        inputs.push(fetch(state, &input, grid).await?);
+        inputs.push(Box::pin(fetch(state, &input, grid, work)).await?);
     }
-    Ok(eval::evaluate(expr, grid, &mut inputs.into_iter())?)
+    let size = inputs.iter().map(points).sum::<usize>() * 16;
+    let (expr, grid) = (expr.clone(), *grid);
+    cpu::run(work.deadline, size, move |_| {
+        Ok(eval::evaluate(&expr, &grid, &mut inputs.into_iter())?)
+    })
+    .await
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -212,8 +254,26 @@ fn bucket_ns(grid: &Grid, range: i64, vl_start: i64, vl_end: i64) -> Result<i64,
     Ok(bucket)
 }
 
+/// Lines of an NDJSON body (one row each).
+fn count_lines(body: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', body).count()
+}
+
+/// The `| limit` of a rows query: one more than the budget has left, so
+/// that reading past it is noticed.
+fn rows_limit(budget: &RowBudget) -> u64 {
+    u64::try_from(budget.remaining())
+        .unwrap_or(u64::MAX)
+        .saturating_add(1)
+}
+
 /// Fetches and windows one range aggregation.
-async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<Matrix, ApiError> {
+async fn fetch(
+    state: &AppState,
+    input: &RangeInput<'_>,
+    grid: &Grid,
+    work: &Work,
+) -> Result<Matrix, ApiError> {
     let r = input.agg;
     let range = r.range.interval.as_nanos();
     let offset = r.range.offset.map_or(0, |d| d.as_nanos());
@@ -229,14 +289,20 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
         && !plan.needs_raw()
         && r.op != RangeOp::AbsentOverTime
     {
-        return fetch_levels(state, input, grid, plan, keep, &discovery, derived).await;
+        let level = Leveled {
+            plan,
+            keep,
+            discovery: &discovery,
+            derived,
+        };
+        return fetch_levels(state, input, grid, &level, work).await;
     }
     let plan = match lowered {
         // `detected_level` is per entry, and raw values are not grouped by
         // stream: counted from rows, which synthesize the labels.
         Ok(plan) if !(derived.level || derived.service_name && plan.needs_raw()) => plan,
         // Stages VictoriaLogs cannot count exactly: the proxy runs them.
-        _ => return fetch_rows(state, input, grid, range, offset, &discovery).await,
+        _ => return fetch_rows(state, input, grid, &discovery, work).await,
     };
     let spec = WindowSpec {
         op: r.op,
@@ -268,33 +334,52 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
     } else {
         by
     };
-    let grouping = r.grouping.as_ref();
+    let grouping = r.grouping.clone();
+    let grid = *grid;
     if plan.needs_raw() {
-        let q = plan.raw_query(&by, MAX_RAW_SAMPLES + 1);
+        // Every window of the request reads from one budget of samples.
+        let budget = work.budgets.raw_samples.clone();
+        let q = plan.raw_query(&by, rows_limit(&budget));
         let mut body = post(state, &q, vl_start, vl_end).await?;
-        let lines = body.iter().filter(|&&b| b == b'\n').count() as u64;
-        if lines > MAX_RAW_SAMPLES {
-            return Err(ApiError::Unsupported(format!(
-                "{:?} needs every sample and more than {MAX_RAW_SAMPLES} fall in the query range; narrow the selector or the time range",
-                r.op
-            )));
-        }
-        let series = raw::decode(&mut body, grouping, spec.divisor)?;
-        return Ok(raw::evaluate(&series, grid, &spec, r.param.unwrap_or(0.0)));
+        let (op, param) = (r.op, r.param.unwrap_or(0.0));
+        return cpu::run(work.deadline, body.len(), move |_| {
+            if !budget.spend(count_lines(&body)) {
+                return Err(ApiError::Unsupported(format!(
+                    "{op:?} needs every sample and more than {} fall in the query range; narrow the selector or the time range",
+                    budget.max()
+                )));
+            }
+            let series = raw::decode(&mut body, grouping.as_ref(), spec.divisor)?;
+            Ok(raw::evaluate(&series, &grid, &spec, param))
+        })
+        .await;
     }
-    let bucket = bucket_ns(grid, range, vl_start, vl_end)?;
+    let bucket = bucket_ns(&grid, range, vl_start, vl_end)?;
     let q = plan.stats_query(bucket, bucket_offset(grid.start - offset, bucket), &by);
     let mut body = post(state, &q, vl_start, vl_end).await?;
-    let series = if derived.service_name {
-        let series = buckets::decode_by_stream(&mut body, bucket)?;
-        discovered::with_service_name(series, &discovery, grouping)?
-    } else {
-        buckets::decode(&mut body, bucket, grouping)?
-    };
-    if r.op == RangeOp::AbsentOverTime {
-        return Ok(window::absent(&series, grid, &spec, absent_labels(r)));
-    }
-    Ok(window::evaluate(&series, grid, &spec)?)
+    let absent = (r.op == RangeOp::AbsentOverTime).then(|| absent_labels(r));
+    cpu::run(work.deadline, body.len(), move |_| {
+        let series = if derived.service_name {
+            let series = buckets::decode_by_stream(&mut body, bucket)?;
+            discovered::with_service_name(series, &discovery, grouping.as_ref())?
+        } else {
+            buckets::decode(&mut body, bucket, grouping.as_ref())?
+        };
+        if let Some(labels) = absent {
+            return Ok(window::absent(&series, &grid, &spec, labels));
+        }
+        Ok(window::evaluate(&series, &grid, &spec)?)
+    })
+    .await
+}
+
+/// What [`fetch_levels`] counts: a plan VictoriaLogs counts, the labels to
+/// keep, and the labels to synthesize.
+struct Leveled<'a> {
+    plan: &'a RangePlan,
+    keep: &'a [String],
+    discovery: &'a logsql_ast::Discovery,
+    derived: Derived,
 }
 
 /// A range aggregation needing `detected_level` (Drilldown's
@@ -302,15 +387,14 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
 /// VictoriaLogs counts: entries are counted in VictoriaLogs grouped by
 /// stream and level fields, and the groups with a level field are mapped to
 /// their level in the proxy. Only if some group has none are those entries
-/// (whose level comes from the line) read as rows, bounded by [`MAX_ROWS`].
+/// (whose level comes from the line) read as rows, from the request's row
+/// budget.
 async fn fetch_levels(
     state: &AppState,
     input: &RangeInput<'_>,
     grid: &Grid,
-    plan: &RangePlan,
-    keep: &[String],
-    discovery: &logsql_ast::Discovery,
-    derived: Derived,
+    level: &Leveled<'_>,
+    work: &Work,
 ) -> Result<Matrix, ApiError> {
     let r = input.agg;
     let range = r.range.interval.as_nanos();
@@ -320,30 +404,26 @@ async fn fetch_levels(
     let bucket = bucket_ns(grid, range, vl_start, vl_end)?;
     // Every entry counted, grouped by stream and level fields; the groups
     // where no level field is set are the entries whose level is in the line.
-    let q = plan.stats_query(
+    let q = level.plan.stats_query(
         bucket,
         bucket_offset(grid.start - offset, bucket),
-        &discovered::level_grouping(keep),
+        &discovered::level_grouping(level.keep),
     );
     let mut body = post(state, &q, vl_start, vl_end).await?;
-    let (counted, unleveled): (Vec<_>, Vec<_>) = buckets::decode_by_stream(&mut body, bucket)?
-        .into_iter()
-        .partition(|s| discovered::has_level(&s.labels));
-    let mut series = discovered::with_levels(counted, discovery, derived, keep)?;
+    let (discovery, keep, derived) = (level.discovery.clone(), level.keep.to_vec(), level.derived);
+    let (mut series, any_unleveled) = cpu::run(work.deadline, body.len(), move |_| {
+        let (counted, unleveled): (Vec<_>, Vec<_>) = buckets::decode_by_stream(&mut body, bucket)?
+            .into_iter()
+            .partition(|s| discovered::has_level(&s.labels));
+        let series = discovered::with_levels(counted, &discovery, derived, &keep)?;
+        Ok::<_, ApiError>((series, !unleveled.is_empty()))
+    })
+    .await?;
     // Only when there are such entries are their lines read (usually every
     // entry or none has a level field, so this saves a request).
-    if !unleveled.is_empty() {
-        series.extend(fetch_unleveled(state, input, grid, plan, keep, discovery).await?);
+    if any_unleveled {
+        series.extend(fetch_unleveled(state, input, grid, level, work).await?);
     }
-    let series = buckets::merge(series.into_iter().fold(
-        std::collections::BTreeMap::new(),
-        |mut m, s| {
-            m.entry(buckets::project(s.labels, r.grouping.as_ref()))
-                .or_insert_with(Vec::new)
-                .extend(s.buckets);
-            m
-        },
-    ));
     let spec = WindowSpec {
         op: r.op,
         range,
@@ -351,70 +431,93 @@ async fn fetch_levels(
         divisor: 1.0,
         unwrapped: false,
     };
-    Ok(window::evaluate(&series, grid, &spec)?)
+    let (grouping, grid) = (r.grouping.clone(), *grid);
+    let size = series.iter().map(|s| s.buckets.len()).sum::<usize>() * 64;
+    cpu::run(work.deadline, size, move |_| {
+        let series = buckets::merge(series.into_iter().fold(
+            std::collections::BTreeMap::new(),
+            |mut m, s| {
+                m.entry(buckets::project(s.labels, grouping.as_ref()))
+                    .or_insert_with(Vec::new)
+                    .extend(s.buckets);
+                m
+            },
+        ));
+        Ok(window::evaluate(&series, &grid, &spec)?)
+    })
+    .await
 }
 
-/// The entries of `plan` without a level field, read as bounded rows whose
-/// `detected_level` comes from the line, as series of [`fetch_levels`].
+/// The entries of `level.plan` without a level field, read as rows whose
+/// `detected_level` comes from the line (from the request's row budget),
+/// as series of [`fetch_levels`].
 async fn fetch_unleveled(
     state: &AppState,
     input: &RangeInput<'_>,
     grid: &Grid,
-    plan: &RangePlan,
-    keep: &[String],
-    discovery: &logsql_ast::Discovery,
+    level: &Leveled<'_>,
+    work: &Work,
 ) -> Result<Vec<buckets::BucketSeries>, ApiError> {
     let r = input.agg;
     let range = r.range.interval.as_nanos();
     let offset = r.range.offset.map_or(0, |d| d.as_nanos());
     let vl_start = grid.start - offset - range + 1;
     let vl_end = grid.last() - offset;
-    let mut unleveled = plan.query.clone();
+    let mut unleveled = level.plan.query.clone();
     unleveled.filter = logsql_ast::Filter::and([
-        plan.query.filter.clone(),
+        level.plan.query.filter.clone(),
         logsql_ast::Filter::not(discovered::has_level_field()),
     ]);
+    let budget = work.budgets.rows.clone();
     let q = format!(
         "{unleveled} | {} | {}",
-        MetricPipe::Fields(discovered::row_fields(keep)),
-        logsql_ast::Pipe::Limit(MAX_ROWS + 1)
+        MetricPipe::Fields(discovered::row_fields(level.keep)),
+        logsql_ast::Pipe::Limit(rows_limit(&budget))
     );
     let mut body = post(state, &q, vl_start, vl_end).await?;
-    check_rows(&body)?;
-    let ex = rows::Extract {
-        op: r.op,
-        unwrap: None,
-        grouping: None,
-        windows: Some((*grid, range, offset)),
-        hint: MetricGrouping::All,
-        query_stages: &[],
-        discovery,
-    };
-    let samples = rows::extract(&mut body, &[], &[], &ex)?;
-    Ok(discovered::keep_only(samples.buckets, keep))
+    let (op, grid) = (r.op, *grid);
+    let (discovery, keep) = (level.discovery.clone(), level.keep.to_vec());
+    cpu::run(work.deadline, body.len(), move |stop| {
+        check_rows(&body, &budget)?;
+        let ex = rows::Extract {
+            op,
+            unwrap: None,
+            grouping: None,
+            windows: Some((grid, range, offset)),
+            hint: MetricGrouping::All,
+            query_stages: &[],
+            discovery: &discovery,
+        };
+        let samples = rows::extract(&mut body, &[], &[], &ex, stop)?;
+        Ok(discovered::keep_only(samples.buckets, &keep))
+    })
+    .await
 }
 
-fn check_rows(body: &[u8]) -> Result<(), ApiError> {
-    let lines = body.iter().filter(|&&b| b == b'\n').count() as u64;
-    if lines > MAX_ROWS {
+/// Counts the rows of `body` against the request's row budget.
+fn check_rows(body: &[u8], budget: &RowBudget) -> Result<(), ApiError> {
+    if !budget.spend(count_lines(body)) {
         return Err(ApiError::Unsupported(format!(
-            "the metric query's pipeline runs in lokivl and more than {MAX_ROWS} entries fall in the query range; narrow the selector or the time range"
+            "the metric query's pipeline runs in lokivl and more than {} entries fall in the query range; narrow the selector or the time range",
+            budget.max()
         )));
     }
     Ok(())
 }
 
 /// A range aggregation whose pipeline runs in the proxy: fetch the selected
-/// entries (bounded), run the stages, extract samples, window them.
+/// entries (from the request's row budget), run the stages, extract
+/// samples, window them.
 async fn fetch_rows(
     state: &AppState,
     input: &RangeInput<'_>,
     grid: &Grid,
-    range: i64,
-    offset: i64,
     discovery: &logsql_ast::Discovery,
+    work: &Work,
 ) -> Result<Matrix, ApiError> {
     let r = input.agg;
+    let range = r.range.interval.as_nanos();
+    let offset = r.range.offset.map_or(0, |d| d.as_nanos());
     let plan = logsql_ast::lower_log_with(&r.range.log, discovery)
         .map_err(|e| ApiError::Unsupported(e.to_string()))?;
     let mut q = plan.query.to_string();
@@ -429,56 +532,64 @@ async fn fetch_rows(
         q.push_str(" | ");
         q.push_str(&MetricPipe::Fields(discovered::row_fields(labels)).to_string());
     }
+    let budget = work.budgets.rows.clone();
     q.push_str(" | ");
-    q.push_str(&logsql_ast::Pipe::Limit(MAX_ROWS + 1).to_string());
+    q.push_str(&logsql_ast::Pipe::Limit(rows_limit(&budget)).to_string());
     let vl_start = grid.start - offset - range + 1;
     let vl_end = grid.last() - offset;
     let mut body = post(state, &q, vl_start, vl_end).await?;
-    check_rows(&body)?;
-    let unwrap = r.range.unwrap.as_ref();
-    let ex = rows::Extract {
-        op: r.op,
-        unwrap: unwrap.map(|u| (u.label.as_str(), u.conversion)),
-        grouping: r.grouping.as_ref(),
-        windows: Some((*grid, range, offset)),
-        // Loki builds parser hints from the range aggregation's grouping,
-        // its own or one a parent `sum` pushes down: what `Need` says.
-        hint: match &input.need {
-            Need::Only(labels) if labels.is_empty() => MetricGrouping::Nothing,
-            Need::Only(labels) => MetricGrouping::By(labels),
-            Need::All => MetricGrouping::All,
-        },
-        query_stages: &r.range.log.pipeline,
-        discovery,
-    };
-    let post_filters = unwrap
-        .map(|u| u.post_filters.as_slice())
-        .unwrap_or_default();
-    let samples = rows::extract(&mut body, &plan.proxy_stages, post_filters, &ex)?;
-    let spec = WindowSpec {
-        op: r.op,
-        range,
-        offset,
-        divisor: 1.0,
-        unwrapped: unwrap.is_some(),
-    };
-    if r.op == RangeOp::AbsentOverTime {
-        return Ok(window::absent(
-            &samples.buckets,
-            grid,
-            &spec,
-            absent_labels(r),
-        ));
-    }
-    if !samples.raw.is_empty() {
-        return Ok(raw::evaluate(
-            &samples.raw,
-            grid,
-            &spec,
-            r.param.unwrap_or(0.0),
-        ));
-    }
-    Ok(window::evaluate(&samples.buckets, grid, &spec)?)
+    // The job owns what it reads: the aggregation, the stages, the labels.
+    let (agg, need, discovery, grid) = (r.clone(), input.need.clone(), discovery.clone(), *grid);
+    let stages = plan.proxy_stages;
+    cpu::run(work.deadline, body.len(), move |stop| {
+        check_rows(&body, &budget)?;
+        let r = &agg;
+        let unwrap = r.range.unwrap.as_ref();
+        let ex = rows::Extract {
+            op: r.op,
+            unwrap: unwrap.map(|u| (u.label.as_str(), u.conversion)),
+            grouping: r.grouping.as_ref(),
+            windows: Some((grid, range, offset)),
+            // Loki builds parser hints from the range aggregation's grouping,
+            // its own or one a parent `sum` pushes down: what `Need` says.
+            hint: match &need {
+                Need::Only(labels) if labels.is_empty() => MetricGrouping::Nothing,
+                Need::Only(labels) => MetricGrouping::By(labels),
+                Need::All => MetricGrouping::All,
+            },
+            query_stages: &r.range.log.pipeline,
+            discovery: &discovery,
+        };
+        let post_filters = unwrap
+            .map(|u| u.post_filters.as_slice())
+            .unwrap_or_default();
+        let samples = rows::extract(&mut body, &stages, post_filters, &ex, stop)?;
+        let spec = WindowSpec {
+            op: r.op,
+            range,
+            offset,
+            divisor: 1.0,
+            unwrapped: unwrap.is_some(),
+        };
+        if r.op == RangeOp::AbsentOverTime {
+            return Ok(window::absent(
+                &samples.buckets,
+                &grid,
+                &spec,
+                absent_labels(r),
+            ));
+        }
+        if !samples.raw.is_empty() {
+            return Ok(raw::evaluate(
+                &samples.raw,
+                &grid,
+                &spec,
+                r.param.unwrap_or(0.0),
+            ));
+        }
+        Ok(window::evaluate(&samples.buckets, &grid, &spec)?)
+    })
+    .await
 }
 
 /// Loki's labels of `absent_over_time`: the selector's equality matchers, unless a name repeats.

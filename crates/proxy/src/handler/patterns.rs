@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
 
@@ -15,11 +16,12 @@ use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::drilldown::discovery::detected_level;
 use crate::drilldown::drain::Drain;
-use crate::drilldown::streams::{derive_labels, select};
+use crate::drilldown::streams::{Selection, derive_labels, select};
 use crate::error::ApiError;
 use crate::labels::sanitize_label_name;
 use crate::ndjson::{Decoder, Rows};
 use crate::params::{self, Form, timestamp::now_ns};
+use crate::work::{Deadline, Stop, cpu};
 
 /// Lines mined at most per request (the newest ones).
 pub const MAX_PATTERN_LINES: usize = 50_000;
@@ -28,7 +30,11 @@ pub const MAX_PATTERN_LINES: usize = 50_000;
 ///
 /// # Errors
 /// Bad parameters or selectors (400), backend failures.
-pub async fn patterns(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
+pub async fn patterns(
+    State(state): State<AppState>,
+    deadline: Option<Extension<Deadline>>,
+    form: Form,
+) -> Result<Response, ApiError> {
     let p = params::range_params(&form, now_ns())?;
     let sel = select(form.get("query"), false)?;
     let (start, end, step) = (p.bounds.start, p.bounds.end, p.step);
@@ -46,33 +52,13 @@ pub async fn patterns(State(state): State<AppState>, form: Form) -> Result<Respo
             ("end", e.as_str()),
             ("limit", n.as_str()),
         ];
-        let mut body = state.backend.post_form(Endpoint::Query, &form).await?;
-        let mut rows = Rows::new();
-        Decoder::new()
-            .decode(&mut body, &mut rows)
-            .map_err(|e| ApiError::BackendFailed {
-                status: http::StatusCode::BAD_GATEWAY,
-                message: e.to_string(),
-            })?;
-        read = rows.rows.len();
-        // Oldest first, as the pattern ingester sees them.
-        let mut order: Vec<usize> = (0..rows.rows.len()).collect();
-        order.sort_by_key(|&i| rows.rows[i].time_ns);
-        for i in order {
-            let row = &rows.rows[i];
-            let labels = derive_labels(row.stream)?;
-            if !sel.keeps(&labels) {
-                continue;
-            }
-            let fields: Vec<(String, String)> = rows
-                .fields_of(row)
-                .iter()
-                .map(|(k, v)| (sanitize_label_name(k).into_owned(), (*v).to_owned()))
-                .collect();
-            let level = detected_level(&labels, &fields, row.msg);
-            let bucket = row.time_ns - row.time_ns.rem_euclid(step);
-            miners.entry(level).or_default().train(row.msg, bucket);
-        }
+        let body = state.backend.post_form(Endpoint::Query, &form).await?;
+        // Mining up to 50,000 lines is CPU work: off the async workers, and
+        // it stops at the request's deadline.
+        (miners, read) = cpu::run(Deadline::of(deadline), body.len(), move |stop| {
+            mine(body, &sel, step, stop)
+        })
+        .await?;
     }
     let mut found: Vec<(u64, serde_json::Value)> = Vec::new();
     for (level, d) in &miners {
@@ -101,4 +87,42 @@ pub async fn patterns(State(state): State<AppState>, form: Form) -> Result<Respo
     }
     let out = serde_json::to_vec(&body).map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(json_response(out))
+}
+
+/// Decodes the rows of `body` and trains one miner per `detected_level` on
+/// the lines `sel` keeps, oldest first; returns the miners and the rows read.
+fn mine(
+    mut body: bytes::BytesMut,
+    sel: &Selection,
+    step: i64,
+    stop: &Stop,
+) -> Result<(BTreeMap<String, Drain>, usize), ApiError> {
+    let mut miners: BTreeMap<String, Drain> = BTreeMap::new();
+    let mut rows = Rows::new();
+    Decoder::new()
+        .decode(&mut body, &mut rows)
+        .map_err(|e| ApiError::BackendFailed {
+            status: http::StatusCode::BAD_GATEWAY,
+            message: e.to_string(),
+        })?;
+    // Oldest first, as the pattern ingester sees them.
+    let mut order: Vec<usize> = (0..rows.rows.len()).collect();
+    order.sort_by_key(|&i| rows.rows[i].time_ns);
+    for (seen, i) in order.into_iter().enumerate() {
+        stop.every(seen)?;
+        let row = &rows.rows[i];
+        let labels = derive_labels(row.stream)?;
+        if !sel.keeps(&labels) {
+            continue;
+        }
+        let fields: Vec<(String, String)> = rows
+            .fields_of(row)
+            .iter()
+            .map(|(k, v)| (sanitize_label_name(k).into_owned(), (*v).to_owned()))
+            .collect();
+        let level = detected_level(&labels, &fields, row.msg);
+        let bucket = row.time_ns - row.time_ns.rem_euclid(step);
+        miners.entry(level).or_default().train(row.msg, bucket);
+    }
+    Ok((miners, rows.rows.len()))
 }

@@ -13,13 +13,12 @@ use crate::direction::Direction;
 use crate::encode::streams::{StreamsOptions, encode_streams_discovered};
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
-use crate::window::{Window, WindowContext, WindowQuery};
+use crate::pipeline::run::LogRange;
+use crate::window::{Window, WindowBody, WindowContext, WindowQuery};
+use crate::work::{Deadline, RowBudget, Work, cpu};
 
 /// The header Grafana sends to ask for structured metadata and parsed labels apart.
 const ENCODING_FLAGS: &str = "x-loki-response-encoding-flags";
-/// Bodies above this are decoded on the blocking pool so a worker thread is not stalled.
-const INLINE_DECODE_MAX: usize = 256 * 1024;
-
 /// Loki's text for a log query sent to the instant endpoint.
 pub const INSTANT_LOG_QUERY: &str = "log queries are not supported as an instant query type, please change your query to a range query type";
 
@@ -30,6 +29,7 @@ pub const INSTANT_LOG_QUERY: &str = "log queries are not supported as an instant
 pub async fn query_range(
     State(state): State<AppState>,
     windows: Option<Extension<WindowContext>>,
+    deadline: Option<Extension<Deadline>>,
     headers: HeaderMap,
     form: Form,
 ) -> Result<Response, ApiError> {
@@ -37,11 +37,14 @@ pub async fn query_range(
     let expr = logql_parser::parse_query(&p.query)?;
     crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
     params::check_query_length(p.bounds)?;
+    // One budget for the whole request, shared by all its windows.
+    let work = Work::new(&state.work, Deadline::of(deadline));
     match expr {
-        Expr::Log(log) => log_range(&state, &headers, windows.as_deref(), &p, &log).await,
+        Expr::Log(log) => log_range(&state, &headers, windows.as_deref(), &p, &log, &work).await,
         Expr::Metric(m) => {
             let windows = windows.as_deref().map(|ctx| (ctx, &headers));
-            super::metric::range(&state, &m, (p.bounds.start, p.bounds.end), p.step, windows).await
+            let bounds = (p.bounds.start, p.bounds.end);
+            super::metric::range(&state, &m, bounds, p.step, windows, &work).await
         }
     }
 }
@@ -50,13 +53,18 @@ pub async fn query_range(
 ///
 /// # Errors
 /// [`ApiError`] for bad parameters or LogQL, log queries and unsupported metric queries.
-pub async fn query(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
+pub async fn query(
+    State(state): State<AppState>,
+    deadline: Option<Extension<Deadline>>,
+    form: Form,
+) -> Result<Response, ApiError> {
     let p = params::instant_params(&form, now_ns())?;
     let expr = logql_parser::parse_query(&p.query)?;
     crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
+    let work = Work::new(&state.work, Deadline::of(deadline));
     match expr {
         Expr::Log(_) => Err(ApiError::BadRequest(INSTANT_LOG_QUERY.to_owned())),
-        Expr::Metric(m) => super::metric::instant(&state, &m, p.time).await,
+        Expr::Metric(m) => super::metric::instant(&state, &m, p.time, &work).await,
     }
 }
 
@@ -77,6 +85,7 @@ async fn log_range(
     windows: Option<&WindowContext>,
     p: &RangeParams,
     log: &LogExpr,
+    work: &Work,
 ) -> Result<Response, ApiError> {
     params::check_max_entries(p.limit)?;
     if p.interval > 0 {
@@ -110,8 +119,9 @@ async fn log_range(
             .map(|w| (ctx, w))
     });
     let Some((ctx, windows)) = split else {
-        let out = fetch_range(&state.backend, &plan, p, categorize, start, end).await?;
-        return Ok(json_response(out));
+        let w = Window { start, end };
+        let out = fetch_range(&state.backend, &plan, p, categorize, w, work).await?;
+        return Ok(json_response(out.body));
     };
     // Each window is the same query over a slice of the range, answered by the
     // same code, with the whole limit (earlier windows may hold fewer entries).
@@ -126,9 +136,12 @@ async fn log_range(
     let backend = state.backend.clone();
     let plan = std::sync::Arc::new(plan);
     let p = std::sync::Arc::new(p.clone());
+    let work = work.clone();
     let out = crate::window::run(ctx, &q, windows, move |w: Window| {
-        let (backend, plan, p) = (backend.clone(), plan.clone(), p.clone());
-        async move { fetch_range(&backend, &plan, &p, categorize, w.start, w.end).await }
+        let (backend, plan, p, work) = (backend.clone(), plan.clone(), p.clone(), work.clone());
+        // Boxed: the window task stays small (debug builds copy large
+        // futures through every poll frame).
+        async move { Box::pin(fetch_range(&backend, &plan, &p, categorize, w, &work)).await }
     })
     .await?;
     Ok(json_response(out))
@@ -143,27 +156,34 @@ fn streams_options(p: &RangeParams, plan: &LogPlan, categorize: bool) -> Streams
     }
 }
 
-/// The Loki answer of `plan` over `[start, end)` (non-empty), for `p.limit`
-/// entries in `p.direction`: the whole request, or one window of it.
+/// The Loki answer of `plan` over the window `[start, end)` (non-empty),
+/// for `p.limit` entries in `p.direction`: the whole request, or one window
+/// of it. Rows the proxy's pipeline reads come out of the request's budget.
 async fn fetch_range(
     backend: &Backend,
     plan: &LogPlan,
     p: &RangeParams,
     categorize: bool,
-    start: i64,
-    end: i64,
-) -> Result<Vec<u8>, ApiError> {
+    w: Window,
+    work: &Work,
+) -> Result<WindowBody, ApiError> {
+    let (start, end) = (w.start, w.end);
     if plan.has_proxy_stages() {
-        return crate::pipeline::run::log_range(
-            backend,
-            plan,
+        let q = LogRange {
             start,
             end,
-            p.limit as usize,
-            p.direction,
+            limit: p.limit as usize,
+            direction: p.direction,
             categorize,
-        )
-        .await;
+        };
+        let budget: &RowBudget = &work.budgets.rows;
+        let answer =
+            crate::pipeline::run::log_range_bounded(backend, plan, q, budget, work.deadline)
+                .await?;
+        return Ok(WindowBody {
+            body: answer.body,
+            cacheable: !answer.cut,
+        });
     }
     let opts = streams_options(p, plan, categorize);
     let mut query = plan.query.clone();
@@ -185,14 +205,15 @@ async fn fetch_range(
     let q = query.to_string();
     form.extend([("query", q.as_str()), ("start", &start), ("end", &end)]);
     let mut body = backend.post_form(Endpoint::Query, &form).await?;
-    if body.len() <= INLINE_DECODE_MAX {
-        encode(&mut body, &opts, &plan.discovery)
-    } else {
-        let discovery = plan.discovery.clone();
-        tokio::task::spawn_blocking(move || encode(&mut body, &opts, &discovery))
-            .await
-            .map_err(|e| ApiError::Internal(format!("decode task failed: {e}")))?
-    }
+    let discovery = plan.discovery.clone();
+    let body = cpu::run(work.deadline, body.len(), move |_| {
+        encode(&mut body, &opts, &discovery)
+    })
+    .await?;
+    Ok(WindowBody {
+        body,
+        cacheable: true,
+    })
 }
 
 fn encode(

@@ -30,4 +30,7 @@ pub enum EngineError {
     /// VictoriaLogs sent an answer the engine cannot read.
     #[error("invalid stats answer from VictoriaLogs: {0}")]
     Backend(String),
+    /// The request's deadline passed (or its client left) mid-way.
+    #[error(transparent)]
+    Stopped(#[from] crate::work::Stopped),
 }

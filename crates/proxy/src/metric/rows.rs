@@ -22,8 +22,9 @@ use crate::ndjson::{Decoder, Rows};
 use crate::pipeline::Pipeline;
 use crate::pipeline::discovered::{with_detected_level, with_service_name};
 use crate::pipeline::hints::{Hints, MetricGrouping};
-use crate::pipeline::label_filter::{parse_bytes, parse_float};
+use crate::pipeline::label_filter::{StrMatcher, parse_bytes, parse_float};
 use crate::pipeline::labels::{ERROR, ERROR_DETAILS, PRESERVE_ERROR};
+use crate::work::Stop;
 
 /// What to extract from each entry.
 #[derive(Debug, Clone)]
@@ -90,17 +91,20 @@ fn convert(v: &str, conv: UnwrapConversion) -> Result<f64, String> {
     }
 }
 
-/// Runs `stages` (then `post` filters after unwrap) over the NDJSON rows and extracts samples.
+/// Runs `stages` (then `post` filters after unwrap) over the NDJSON rows and
+/// extracts samples, polling `stop` every few rows.
 ///
 /// # Errors
 /// [`EngineError::Pipeline`] when a kept sample carries an error label (as
 /// Loki fails), [`EngineError::Unsupported`] for a pipeline that does not
-/// build, [`EngineError::Backend`] for malformed NDJSON.
+/// build, [`EngineError::Backend`] for malformed NDJSON,
+/// [`EngineError::Stopped`] once `stop` says so.
 pub fn extract(
     body: &mut [u8],
     stages: &[Stage],
     post: &[LabelFilter],
     ex: &Extract<'_>,
+    stop: &Stop,
 ) -> Result<Samples, EngineError> {
     let hints = Hints::for_metric(ex.query_stages, post, ex.hint, ex.unwrap.map(|u| u.0))
         .map_err(EngineError::Unsupported)?;
@@ -113,6 +117,7 @@ pub fn extract(
     let (err_filters, other): (Vec<&LabelFilter>, Vec<&LabelFilter>) = post
         .iter()
         .partition(|f| matches!(f, LabelFilter::Matcher(m) if m.name == ERROR));
+    let err_filters = ErrorFilters::compile(&err_filters)?;
     let post_stages: Vec<Stage> = other.into_iter().cloned().map(Stage::LabelFilter).collect();
     let mut post_pipeline =
         Pipeline::new(&post_stages).map_err(|e| EngineError::Unsupported(e.to_string()))?;
@@ -132,7 +137,8 @@ pub fn extract(
     let mut first_error: Option<(i64, String, String)> = None;
     // Loki-named stream labels (with a derived `service_name`), once per stream.
     let mut streams: HashMap<&str, Vec<(String, String)>> = HashMap::new();
-    for row in &rows.rows {
+    for (i, row) in rows.rows.iter().enumerate() {
+        stop.every(i)?;
         let stream: &[(String, String)] = match streams.entry(row.stream) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => {
@@ -202,7 +208,7 @@ pub fn extract(
                 .iter()
                 .find(|(n, _)| n == ERROR)
                 .map_or(String::new(), |(_, v)| v.clone());
-            if !err_filters.iter().all(|f| error_matches(f, &err_now)) {
+            if !err_filters.keep(&err_now) {
                 continue;
             }
             if !post_stages.is_empty() {
@@ -307,21 +313,33 @@ pub fn extract(
     Ok(out)
 }
 
-/// Whether an `__error__` matcher holds for the error value `err` (`""` when none).
-fn error_matches(f: &LabelFilter, err: &str) -> bool {
-    let LabelFilter::Matcher(m) = f else {
-        return true;
-    };
-    let re = || {
-        regex::Regex::new(&format!("^(?:{})$", m.value))
-            .map(|re| re.is_match(err))
-            .unwrap_or(false)
-    };
-    match m.op {
-        logql_parser::MatchOp::Eq => m.value == err,
-        logql_parser::MatchOp::Neq => m.value != err,
-        logql_parser::MatchOp::Re => re(),
-        logql_parser::MatchOp::Nre => !re(),
+/// The `__error__` matchers after `unwrap`, compiled once per query (a
+/// regex matcher holds its compiled regex): they read the conversion error
+/// the proxy sets itself, on every sample.
+#[derive(Debug)]
+struct ErrorFilters(Vec<StrMatcher>);
+
+impl ErrorFilters {
+    /// Compiles the matchers of `filters` (other filters are not theirs).
+    ///
+    /// # Errors
+    /// [`EngineError::Unsupported`] for a regex that does not compile, as the
+    /// other post filters report it.
+    fn compile(filters: &[&LabelFilter]) -> Result<Self, EngineError> {
+        filters
+            .iter()
+            .filter_map(|f| match f {
+                LabelFilter::Matcher(m) => Some(StrMatcher::new(m)),
+                _ => None,
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Self)
+            .map_err(EngineError::Unsupported)
+    }
+
+    /// Whether every matcher holds for the error value `err` (`""` when none).
+    fn keep(&self, err: &str) -> bool {
+        self.0.iter().all(|m| m.matches(err))
     }
 }
 
@@ -382,7 +400,7 @@ mod tests {
         );
         let ex = plain(&r);
         let mut body = BODY.as_bytes().to_vec();
-        let s = extract(&mut body, &st, &post, &ex).unwrap();
+        let s = extract(&mut body, &st, &post, &ex, &Stop::never()).unwrap();
         assert_eq!(s.buckets.len(), 1);
         assert_eq!(
             s.buckets[0].labels,
@@ -400,7 +418,7 @@ mod tests {
         let (st, post, r) = stages(r#"sum_over_time({app="a"} | json | unwrap took [1m])"#);
         let ex = plain(&r);
         let mut body = BODY.as_bytes().to_vec();
-        let err = extract(&mut body, &st, &post, &ex).unwrap_err();
+        let err = extract(&mut body, &st, &post, &ex, &Stop::never()).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("pipeline error: 'SampleExtractionErr'"),
@@ -409,11 +427,51 @@ mod tests {
     }
 
     #[test]
+    fn error_matchers_are_compiled_once_before_the_rows() {
+        // What the row loop holds is compiled matchers (no pattern text to
+        // build a regex from per row), built once from the post filters.
+        let (_, post, _) = stages(
+            r#"sum_over_time({app="a"} | json | unwrap took | __error__!~"Sample.+Err" | __error__=~"|Sample(Extraction)?Err" [1m])"#,
+        );
+        let errs: Vec<&LabelFilter> = post.iter().collect();
+        let f = ErrorFilters::compile(&errs).unwrap();
+        assert_eq!(f.0.len(), 2);
+        assert!(f.keep(""));
+        assert!(!f.keep("SampleExtractionErr"), "dropped by !~");
+        assert!(!f.keep("JSONParserErr"), "not matched by =~ (anchored)");
+        let f = ErrorFilters::compile(&errs[1..]).unwrap();
+        assert!(f.keep("SampleErr") && f.keep("SampleExtractionErr"));
+        assert!(!f.keep("xSampleErr"), "anchored");
+    }
+
+    #[test]
+    fn a_regex_error_filter_after_unwrap_drops_failed_samples() {
+        let (st, post, r) = stages(
+            r#"sum_over_time({app="a"} | json | unwrap duration(took) | __error__!~"Sample.*" [1m])"#,
+        );
+        let ex = plain(&r);
+        let mut body = BODY.as_bytes().to_vec();
+        let s = extract(&mut body, &st, &post, &ex, &Stop::never()).unwrap();
+        let sums: Vec<f64> = s.buckets[0].buckets.iter().map(|b| b.1.sum).collect();
+        assert_eq!(sums, vec![1.5, 0.25]);
+    }
+
+    #[test]
+    fn extraction_stops_when_told() {
+        let (st, post, r) = stages(r#"count_over_time({app="a"} | json [1m])"#);
+        let ex = plain(&r);
+        let stop = Stop::at(crate::work::Deadline::after(std::time::Duration::ZERO));
+        let mut body = BODY.as_bytes().to_vec();
+        let err = extract(&mut body, &st, &post, &ex, &stop).unwrap_err();
+        assert!(matches!(err, EngineError::Stopped(_)), "{err:?}");
+    }
+
+    #[test]
     fn counts_per_parsed_label() {
         let (st, post, r) = stages(r#"count_over_time({app="a"} | json [1m])"#);
         let ex = plain(&r);
         let mut body = BODY.as_bytes().to_vec();
-        let mut s = extract(&mut body, &st, &post, &ex).unwrap();
+        let mut s = extract(&mut body, &st, &post, &ex, &Stop::never()).unwrap();
         s.buckets.sort_by(|a, b| a.labels.cmp(&b.labels));
         assert_eq!(s.buckets.len(), 3);
         assert_eq!(s.buckets[0].buckets[0].0, 1_000_000_000);
@@ -441,13 +499,15 @@ mod tests {
             ..plain(&rg)
         };
         let mut body = BODY.as_bytes().to_vec();
-        assert!(extract(&mut body, &st, &post, &ex).is_ok());
+        assert!(extract(&mut body, &st, &post, &ex, &Stop::never()).is_ok());
         let ex = Extract {
             windows: Some((Grid::instant(3_000_000_000), 2_000_000_000, 0)),
             ..ex
         };
         let mut body = BODY.as_bytes().to_vec();
-        let err = extract(&mut body, &st, &post, &ex).unwrap_err().to_string();
+        let err = extract(&mut body, &st, &post, &ex, &Stop::never())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("took=\"bad\""), "{err}");
     }
 
@@ -458,7 +518,7 @@ mod tests {
         );
         let ex = plain(&r);
         let mut body = BODY.as_bytes().to_vec();
-        let s = extract(&mut body, &st, &post, &ex).unwrap();
+        let s = extract(&mut body, &st, &post, &ex, &Stop::never()).unwrap();
         let sums: Vec<f64> = s
             .buckets
             .iter()
@@ -499,7 +559,7 @@ mod tests {
             discovery: &on,
         };
         let mut b = body.as_bytes().to_vec();
-        let s = extract(&mut b, &st, &post, &ex).unwrap();
+        let s = extract(&mut b, &st, &post, &ex, &Stop::never()).unwrap();
         let got: Vec<(Labels, Vec<i64>)> = s
             .buckets
             .iter()
@@ -526,7 +586,12 @@ mod tests {
             ..ex
         };
         let mut b = body.as_bytes().to_vec();
-        assert!(extract(&mut b, &st, &post, &ex).unwrap().buckets.is_empty());
+        assert!(
+            extract(&mut b, &st, &post, &ex, &Stop::never())
+                .unwrap()
+                .buckets
+                .is_empty()
+        );
     }
 
     #[test]
@@ -544,7 +609,9 @@ mod tests {
             discovery: &OFF,
         };
         let mut body = BODY.as_bytes().to_vec();
-        let err = extract(&mut body, &st, &post, &ex).unwrap_err().to_string();
+        let err = extract(&mut body, &st, &post, &ex, &Stop::never())
+            .unwrap_err()
+            .to_string();
         // `lvl` is parsed but neither grouped nor unwrapped: Loki's hints skip it.
         assert!(err.contains("app=\"a\", took=\"1.5s\"}"), "{err}");
         assert!(!err.contains("lvl"), "{err}");
@@ -553,7 +620,9 @@ mod tests {
             ..ex
         };
         let mut body = BODY.as_bytes().to_vec();
-        let err = extract(&mut body, &st, &post, &ex).unwrap_err().to_string();
+        let err = extract(&mut body, &st, &post, &ex, &Stop::never())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("lvl=\"x\""), "{err}");
     }
 }

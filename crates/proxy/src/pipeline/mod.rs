@@ -174,6 +174,19 @@ impl Pipeline {
         })
     }
 
+    /// A pipeline without stages: what stays behind while a compiled one is
+    /// moved to a blocking job ([`run::run`]).
+    pub fn empty() -> Self {
+        Self {
+            steps: Vec::new(),
+            hints: Hints::default(),
+            lbs: LabelsBuilder::new(),
+            line: String::new(),
+            scratch: String::new(),
+            discovery: logsql_ast::Discovery::default(),
+        }
+    }
+
     /// The pipeline of a plan lowered with `discovery`: the runner adds the
     /// labels it synthesizes to every entry ([`Pipeline::discovery`]).
     #[must_use]

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use bytes::BytesMut;
@@ -23,9 +24,11 @@ use crate::direction::Direction;
 use crate::error::ApiError;
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows};
+use crate::work::{Deadline, RowBudget, Stop, cpu};
 
-/// Rows read from VictoriaLogs for one query before lokivl stops and warns.
-pub const MAX_ROWS_READ: usize = 500_000;
+/// Rows read from VictoriaLogs for one request before lokivl stops and warns
+/// (the default of [`crate::work::WorkLimits::max_rows`]).
+pub const MAX_ROWS_READ: usize = crate::work::budget::DEFAULT_MAX_ROWS;
 /// The smallest page asked for; larger than `limit` so that selective
 /// pipelines need few round trips.
 const MIN_PAGE: usize = 1000;
@@ -43,13 +46,26 @@ pub struct RunParams {
     pub direction: Direction,
     /// `categorize-labels` was requested.
     pub categorize: bool,
-    /// The bound on rows read ([`MAX_ROWS_READ`] in production).
+    /// The bound on rows read by [`run`] ([`MAX_ROWS_READ`] in production);
+    /// [`run_bounded`] reads its shared budget instead.
     pub max_rows: usize,
+}
+
+/// The answer of a run.
+#[derive(Debug)]
+pub struct Answer {
+    /// Loki's `query_range` streams body.
+    pub body: Vec<u8>,
+    /// The row budget ended the walk (the answer says so in `warnings`).
+    /// A window cut so depends on what the request's other windows read,
+    /// so it must not be cached as the window's answer.
+    pub cut: bool,
 }
 
 /// Fetches pages with `fetch(start, end, page_limit)` (inclusive bounds,
 /// rows in any order, at most `page_limit` of them: the newest for
 /// backward, the oldest for forward), runs `pipeline` and writes the answer.
+/// Reads at most `p.max_rows` rows, without a deadline.
 ///
 /// # Errors
 /// Whatever `fetch` returns, and malformed NDJSON as a 502.
@@ -57,83 +73,197 @@ pub async fn run<F, Fut>(
     pipeline: &mut Pipeline,
     p: RunParams,
     started: Instant,
-    mut fetch: F,
+    fetch: F,
 ) -> Result<Vec<u8>, ApiError>
 where
     F: FnMut(i64, i64, usize) -> Fut,
     Fut: Future<Output = Result<BytesMut, ApiError>>,
 {
-    let mut entries: Vec<Entry> = Vec::with_capacity(p.limit.min(4096));
-    let mut warnings = Vec::new();
-    let mut processed = Processed::default();
-    let (mut lo, mut hi) = (p.start, p.end);
-    let mut decoder = Decoder::new();
-    let page = p.limit.max(MIN_PAGE);
-    while lo <= hi && entries.len() < p.limit {
-        let budget = p.max_rows.saturating_sub(processed.rows as usize);
-        if budget == 0 {
-            warnings.push(bound_warning(p.max_rows));
-            break;
-        }
-        let want = page.min(budget);
-        let mut body = fetch(lo, hi, want).await?;
-        let (n, boundary) = eval_page(
-            &mut decoder,
+    let owned = std::mem::replace(pipeline, Pipeline::empty());
+    let budget = RowBudget::new(p.max_rows);
+    let (answer, back) = run_owned(owned, p, started, &budget, Deadline::NONE, fetch).await;
+    if let Some(back) = back {
+        *pipeline = back;
+    }
+    answer.map(|a| a.body)
+}
+
+/// [`run`] with the request's shared row `budget` and `deadline`: every
+/// page is evaluated off the async workers ([`cpu::run`]) and stops at the
+/// deadline.
+///
+/// # Errors
+/// As [`run`]; 504 ([`ApiError::QueryTimeout`]) past the deadline.
+pub async fn run_bounded<F, Fut>(
+    pipeline: Pipeline,
+    p: RunParams,
+    started: Instant,
+    budget: &RowBudget,
+    deadline: Deadline,
+    fetch: F,
+) -> Result<Answer, ApiError>
+where
+    F: FnMut(i64, i64, usize) -> Fut,
+    Fut: Future<Output = Result<BytesMut, ApiError>>,
+{
+    run_owned(pipeline, p, started, budget, deadline, fetch)
+        .await
+        .0
+}
+
+/// The state a walk carries from page to page. It is shared with the page
+/// jobs (which run on the blocking pool) and never locked across an await.
+struct Walk {
+    pipeline: Pipeline,
+    decoder: Decoder,
+    entries: Vec<Entry>,
+    processed: Processed,
+}
+
+fn lock(w: &Mutex<Walk>) -> MutexGuard<'_, Walk> {
+    // A panicking page job resumes its panic in the caller; the state it
+    // left is never read again.
+    w.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs the walk and hands the pipeline back (unless a page job still
+/// holds it, which only happens when this future is dropped mid-way).
+async fn run_owned<F, Fut>(
+    pipeline: Pipeline,
+    p: RunParams,
+    started: Instant,
+    budget: &RowBudget,
+    deadline: Deadline,
+    fetch: F,
+) -> (Result<Answer, ApiError>, Option<Pipeline>)
+where
+    F: FnMut(i64, i64, usize) -> Fut,
+    Fut: Future<Output = Result<BytesMut, ApiError>>,
+{
+    let walk = Arc::new(Mutex::new(Walk {
+        pipeline,
+        decoder: Decoder::new(),
+        entries: Vec::with_capacity(p.limit.min(4096)),
+        processed: Processed::default(),
+    }));
+    let result = walk_pages(&walk, p, budget, deadline, fetch).await;
+    let Ok(walk) =
+        Arc::try_unwrap(walk).map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
+    else {
+        return (
+            Err(ApiError::Internal("a page job outlived its walk".into())),
+            None,
+        );
+    };
+    let answer = result.map(|cut| {
+        let Walk {
+            pipeline: _,
+            decoder: _,
+            mut entries,
+            processed,
+        } = walk;
+        entries.truncate(p.limit);
+        let warnings = if cut {
+            vec![bound_warning(budget.max())]
+        } else {
+            Vec::new()
+        };
+        let mut body =
+            Vec::with_capacity(entries.iter().map(|e| e.line.len() + 64).sum::<usize>() + 1024);
+        write_answer(
+            &entries,
+            p.categorize,
+            &warnings,
+            processed,
+            started,
             &mut body,
-            pipeline,
-            &p,
-            want,
-            &mut entries,
-            &mut processed,
-        )?;
-        if entries.len() >= p.limit || n < want {
+        );
+        Answer { body, cut }
+    });
+    (answer, Some(walk.pipeline))
+}
+
+/// Walks the range page by page until `limit` entries are kept, the range
+/// ends, or the budget is spent (then returns `true`).
+async fn walk_pages<F, Fut>(
+    walk: &Arc<Mutex<Walk>>,
+    p: RunParams,
+    budget: &RowBudget,
+    deadline: Deadline,
+    mut fetch: F,
+) -> Result<bool, ApiError>
+where
+    F: FnMut(i64, i64, usize) -> Fut,
+    Fut: Future<Output = Result<BytesMut, ApiError>>,
+{
+    let (mut lo, mut hi) = (p.start, p.end);
+    let page = p.limit.max(MIN_PAGE);
+    let mut kept = 0;
+    while lo <= hi && kept < p.limit {
+        let remaining = budget.remaining();
+        if remaining == 0 {
+            return Ok(true);
+        }
+        let want = page.min(remaining);
+        let body = fetch(lo, hi, want).await?;
+        let (n, boundary);
+        (n, boundary, kept) = eval(walk, body, p, want, deadline).await?;
+        budget.spend(n);
+        if kept >= p.limit || n < want {
             break;
         }
         let Some(b) = boundary else { break };
         // The full page ended inside timestamp b: read b whole.
-        let budget = p.max_rows.saturating_sub(processed.rows as usize);
-        if budget == 0 {
-            warnings.push(bound_warning(p.max_rows));
-            break;
+        let remaining = budget.remaining();
+        if remaining == 0 {
+            return Ok(true);
         }
-        let mut body = fetch(b, b, budget).await?;
-        let (n, _) = eval_page(
-            &mut decoder,
-            &mut body,
-            pipeline,
-            &RunParams {
-                max_rows: usize::MAX,
-                ..p
-            },
-            usize::MAX,
-            &mut entries,
-            &mut processed,
-        )?;
-        if n >= budget && entries.len() < p.limit {
-            warnings.push(bound_warning(p.max_rows));
-            break;
+        let body = fetch(b, b, remaining).await?;
+        let n;
+        (n, _, kept) = eval(walk, body, p, usize::MAX, deadline).await?;
+        budget.spend(n);
+        if n >= remaining && kept < p.limit {
+            return Ok(true);
         }
         match p.direction {
             Direction::Backward => hi = b - 1,
             Direction::Forward => lo = b + 1,
         }
     }
-    entries.truncate(p.limit);
-    let mut out =
-        Vec::with_capacity(entries.iter().map(|e| e.line.len() + 64).sum::<usize>() + 1024);
-    write_answer(
-        &entries,
-        p.categorize,
-        &warnings,
-        processed,
-        started,
-        &mut out,
-    );
-    Ok(out)
+    Ok(false)
+}
+
+/// Evaluates one page as a [`cpu`] job; returns the rows read, the
+/// boundary (see [`eval_page`]) and the entries kept so far.
+async fn eval(
+    walk: &Arc<Mutex<Walk>>,
+    body: BytesMut,
+    p: RunParams,
+    want: usize,
+    deadline: Deadline,
+) -> Result<(usize, Option<i64>, usize), ApiError> {
+    let walk = Arc::clone(walk);
+    cpu::run(deadline, body.len(), move |stop| {
+        let mut body = body;
+        let mut w = lock(&walk);
+        let Walk {
+            pipeline,
+            decoder,
+            entries,
+            processed,
+        } = &mut *w;
+        let (n, boundary) = eval_page(
+            decoder, &mut body, pipeline, &p, want, entries, processed, stop,
+        )?;
+        Ok((n, boundary, entries.len()))
+    })
+    .await
 }
 
 /// Answers a log query whose plan has proxy stages: VictoriaLogs runs the
 /// plan's query, the proxy the rest; `start`/`end` are Loki's `[start, end)`.
+/// Reads at most [`MAX_ROWS_READ`] rows, without a deadline (the live tail's
+/// history); requests use [`log_range_bounded`].
 ///
 /// # Errors
 /// An invalid pipeline (400), backend failures, malformed answers.
@@ -146,20 +276,62 @@ pub async fn log_range(
     direction: Direction,
     categorize: bool,
 ) -> Result<Vec<u8>, ApiError> {
-    let started = Instant::now();
-    let mut pipeline = Pipeline::new(&plan.proxy_stages)
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?
-        .discovering(plan.discovery.clone());
-    let p = RunParams {
+    let q = LogRange {
         start,
-        // Loki's log range is [start, end); VictoriaLogs' is [start, end].
-        end: end - 1,
+        end,
         limit,
         direction,
         categorize,
-        max_rows: MAX_ROWS_READ,
     };
-    run(&mut pipeline, p, started, |lo, hi, n| {
+    let budget = RowBudget::new(MAX_ROWS_READ);
+    log_range_bounded(backend, plan, q, &budget, Deadline::NONE)
+        .await
+        .map(|a| a.body)
+}
+
+/// One log range to answer: Loki's `[start, end)`, `limit`, `direction`
+/// and whether labels are categorized.
+#[derive(Debug, Clone, Copy)]
+pub struct LogRange {
+    /// First nanosecond, inclusive.
+    pub start: i64,
+    /// End nanosecond, exclusive.
+    pub end: i64,
+    /// Entries wanted.
+    pub limit: usize,
+    /// Walk and answer order.
+    pub direction: Direction,
+    /// `categorize-labels` was requested.
+    pub categorize: bool,
+}
+
+/// [`log_range`] reading from the request's shared row `budget` (one per
+/// request, whatever its windows) and stopping at `deadline`.
+///
+/// # Errors
+/// As [`log_range`]; 504 past the deadline.
+pub async fn log_range_bounded(
+    backend: &Backend,
+    plan: &LogPlan,
+    q: LogRange,
+    budget: &RowBudget,
+    deadline: Deadline,
+) -> Result<Answer, ApiError> {
+    let started = Instant::now();
+    let pipeline = Pipeline::new(&plan.proxy_stages)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?
+        .discovering(plan.discovery.clone());
+    let direction = q.direction;
+    let p = RunParams {
+        start: q.start,
+        // Loki's log range is [start, end); VictoriaLogs' is [start, end].
+        end: q.end - 1,
+        limit: q.limit,
+        direction,
+        categorize: q.categorize,
+        max_rows: budget.max(),
+    };
+    run_bounded(pipeline, p, started, budget, deadline, |lo, hi, n| {
         let mut query = plan.query.clone();
         if direction == Direction::Forward {
             // There is no cheap "oldest N"; a top-N sort keeps only N entries in memory.
@@ -207,6 +379,8 @@ fn bound_warning(max: usize) -> String {
 /// Decodes one page and evaluates it in direction order. When the page is
 /// full (`n >= want`), the rows at its last timestamp are skipped and that
 /// timestamp returned as the boundary. Returns the row count and boundary.
+/// Polls `stop` every [`crate::work::stop::CHECK_EVERY`] rows.
+#[allow(clippy::too_many_arguments)]
 fn eval_page(
     decoder: &mut Decoder,
     body: &mut [u8],
@@ -215,6 +389,7 @@ fn eval_page(
     want: usize,
     entries: &mut Vec<Entry>,
     processed: &mut Processed,
+    stop: &Stop,
 ) -> Result<(usize, Option<i64>), ApiError> {
     let mut rows = Rows::new();
     decoder
@@ -237,7 +412,8 @@ fn eval_page(
     // own `_stream` strings, not attacker-chosen map keys we must harden).
     let mut streams: HashMap<&str, Vec<(String, String)>, foldhash::fast::RandomState> =
         HashMap::default();
-    for &i in &order {
+    for (seen, &i) in order.iter().enumerate() {
+        stop.every(seen)?;
         let row = &rows.rows[i];
         if Some(row.time_ns) == boundary {
             continue;
@@ -474,6 +650,90 @@ mod tests {
                 .contains("stopped after reading 1500")
         );
         assert_eq!(values(&out).len(), 0);
+    }
+
+    #[test]
+    fn runs_sharing_a_budget_read_at_most_it_in_total() {
+        // Two windows of 900 rows each, one budget of 1500 rows.
+        let lines: Vec<String> = (0..1800).map(|i| format!("miss {i}")).collect();
+        let data: Vec<(i64, &str)> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i as i64 + 1, l.as_str()))
+            .collect();
+        let budget = RowBudget::new(1500);
+        let window = |start: i64, end: i64| {
+            let calls = std::cell::RefCell::new(Vec::new());
+            let p = RunParams {
+                start,
+                end,
+                limit: 10,
+                direction: Direction::Forward,
+                categorize: false,
+                max_rows: usize::MAX,
+            };
+            let fut = run_bounded(
+                pipeline(r#"{app="a"} |> "hit <_>""#),
+                p,
+                Instant::now(),
+                &budget,
+                Deadline::NONE,
+                |lo, hi, n| {
+                    let b = fake(&data, Direction::Forward, &calls, lo, hi, n);
+                    async move { Ok(b) }
+                },
+            );
+            futures_lite(fut).unwrap()
+        };
+        let first = window(1, 900);
+        assert!(!first.cut, "900 rows fit in 1500");
+        let second = window(901, 1800);
+        assert!(second.cut);
+        let v: serde_json::Value = serde_json::from_slice(&second.body).unwrap();
+        assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 600);
+        assert!(
+            v["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("stopped after reading 1500 entries")
+        );
+        assert_eq!(budget.remaining(), 0);
+        // A spent budget reads nothing more.
+        let third = window(1, 1800);
+        assert!(third.cut);
+        let v: serde_json::Value = serde_json::from_slice(&third.body).unwrap();
+        assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 0);
+    }
+
+    #[test]
+    fn a_page_stops_at_the_deadline() {
+        let data = [(1, "a"), (2, "b")];
+        let calls = std::cell::RefCell::new(Vec::new());
+        let p = RunParams {
+            start: 0,
+            end: 10,
+            limit: 10,
+            direction: Direction::Forward,
+            categorize: false,
+            max_rows: usize::MAX,
+        };
+        // A deadline that has passed by the time the page is evaluated.
+        let deadline = Deadline::after(std::time::Duration::ZERO);
+        let budget = RowBudget::new(100);
+        let fut = run_bounded(
+            pipeline(r#"{app="a"} |> "<_>""#),
+            p,
+            Instant::now(),
+            &budget,
+            deadline,
+            |lo, hi, n| {
+                let b = fake(&data, Direction::Forward, &calls, lo, hi, n);
+                async move { Ok(b) }
+            },
+        );
+        let err = futures_lite(fut).unwrap_err();
+        assert_eq!(err.status(), http::StatusCode::GATEWAY_TIMEOUT);
+        assert!(err.to_string().starts_with("request timed out"), "{err}");
     }
 
     #[test]

@@ -133,8 +133,12 @@ pub async fn protect(State(g): State<Guard>, req: Request, next: Next) -> Respon
         Ok(a) => a,
         Err(refused) => return *refused,
     };
-    let req = Request::from_parts(parts, body);
+    let mut req = Request::from_parts(parts, body);
     let l = &g.limits;
+    // Work the handler hands to other tasks (the blocking pool, cache fills)
+    // stops at the same instant this timeout fires.
+    req.extensions_mut()
+        .insert(crate::work::Deadline::after(l.query_timeout));
     g.metrics.inflight().inc();
     let _gauge = Dec(&g.metrics);
     // Bodies beyond the limit without a Content-Length (chunked) are cut by the extractors' own limit.

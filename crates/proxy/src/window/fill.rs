@@ -36,13 +36,30 @@ pub async fn cached<Fut>(
 where
     Fut: Future<Output = Result<Bytes, ApiError>> + Send + 'static,
 {
+    let fill = async move { fill.await.map(|body| Fetched::new(body, ttl)) };
+    cached_fetched(ctx, endpoint, key, tenant, fill).await
+}
+
+/// [`cached`] where the fill decides the TTL itself: [`Duration::ZERO`]
+/// shares the fill with concurrent callers but stores nothing (an answer
+/// cut by the request's row budget is not the window's own answer).
+///
+/// # Errors
+/// As [`cached`].
+pub async fn cached_fetched<Fut>(
+    ctx: &WindowContext,
+    endpoint: &'static str,
+    key: CacheKey,
+    tenant: Option<Tenant>,
+    fill: Fut,
+) -> Result<Bytes, ApiError>
+where
+    Fut: Future<Output = Result<Fetched, ApiError>> + Send + 'static,
+{
     let Some(cache) = &ctx.cache else {
-        return fill.await;
+        return fill.await.map(|f| f.body);
     };
-    let fill = async move {
-        let body = fill.await.map_err(WindowError)?;
-        Ok::<_, WindowError>(Fetched::new(body, ttl))
-    };
+    let fill = async move { fill.await.map_err(WindowError) };
     let result = match tenant {
         // The fill may run in another task: it must keep the request's tenant.
         Some(t) => cache.get_or_fetch(key, crate::tenant::scope(t, fill)).await,
@@ -105,6 +122,10 @@ fn copy_error(e: &ApiError) -> ApiError {
             retry_after: *retry_after,
         },
         ApiError::QueryTimeout(d) => ApiError::QueryTimeout(*d),
+        ApiError::QueryTooLarge { declared, limit } => ApiError::QueryTooLarge {
+            declared: *declared,
+            limit: *limit,
+        },
         ApiError::TooManyRequests { retry_after } => ApiError::TooManyRequests {
             retry_after: *retry_after,
         },

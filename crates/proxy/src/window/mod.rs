@@ -24,7 +24,7 @@ pub mod split;
 
 use std::time::Duration;
 
-pub use run::{WindowContext, WindowQuery, run};
+pub use run::{WindowBody, WindowContext, WindowQuery, run};
 pub use split::{Window, windows};
 
 /// `--split-queries-by-interval` and `--split-queries-parallelism`.

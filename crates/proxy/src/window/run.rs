@@ -5,10 +5,10 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use cache::{Cache, CacheKey, CredentialFingerprint, Encoding};
+use cache::{Cache, CacheKey, CredentialFingerprint, Encoding, Fetched};
 
 use super::WindowSettings;
 use super::answer::WindowAnswer;
@@ -67,6 +67,16 @@ pub struct WindowQuery {
     pub tenant: Option<Tenant>,
 }
 
+/// One window's answer as its fetch wrote it.
+#[derive(Debug)]
+pub struct WindowBody {
+    /// A full Loki streams body for the window.
+    pub body: Vec<u8>,
+    /// Whether the body is the window's own answer and may be stored; not
+    /// when the request's shared row budget cut it short.
+    pub cacheable: bool,
+}
+
 /// Fetches `windows` (in direction order) with `fetch`, which answers one
 /// window `[start, end)` with a full Loki streams body for `q.limit` entries,
 /// and merges them into the answer of the whole range.
@@ -81,7 +91,7 @@ pub async fn run<F, Fut>(
 ) -> Result<Vec<u8>, ApiError>
 where
     F: Fn(Window) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Vec<u8>, ApiError>> + Send + 'static,
+    Fut: Future<Output = Result<WindowBody, ApiError>> + Send + 'static,
 {
     let started = Instant::now();
     let fetch = Arc::new(fetch);
@@ -130,7 +140,7 @@ fn spawn_window<F, Fut>(
 ) -> tokio::task::JoinHandle<Result<WindowAnswer, ApiError>>
 where
     F: Fn(Window) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Vec<u8>, ApiError>> + Send + 'static,
+    Fut: Future<Output = Result<WindowBody, ApiError>> + Send + 'static,
 {
     let ctx = ctx.clone();
     let q = Arc::clone(q);
@@ -151,7 +161,7 @@ async fn one_window<F, Fut>(
 ) -> Result<WindowAnswer, ApiError>
 where
     F: Fn(Window) -> Fut,
-    Fut: Future<Output = Result<Vec<u8>, ApiError>> + Send + 'static,
+    Fut: Future<Output = Result<WindowBody, ApiError>> + Send + 'static,
 {
     let key = window_key(q, w);
     let ttl = fill::ttl_for(
@@ -162,16 +172,23 @@ where
     let body = fetch(w);
     let stored = ctx.cache.is_some();
     let fill = async move {
-        let body = Bytes::from(body.await?);
+        let fetched = body.await?;
+        // Cut by the request's budget: shared with concurrent callers, never kept.
+        let ttl = if fetched.cacheable {
+            ttl
+        } else {
+            Duration::ZERO
+        };
+        let body = Bytes::from(fetched.body);
         if !stored {
             // Decoded once below; no need to re-pack it.
-            return Ok(body);
+            return Ok(Fetched::new(body, ttl));
         }
         let answer =
             WindowAnswer::from_body(&body).map_err(|e| ApiError::Internal(e.to_string()))?;
-        Ok(answer.to_bytes())
+        Ok(Fetched::new(answer.to_bytes(), ttl))
     };
-    let body = fill::cached(ctx, WINDOW_ENDPOINT, key, ttl, q.tenant.clone(), fill).await?;
+    let body = fill::cached_fetched(ctx, WINDOW_ENDPOINT, key, q.tenant.clone(), fill).await?;
     if stored {
         WindowAnswer::from_bytes(&body)
     } else {
