@@ -29,7 +29,7 @@ use adversarial_support::fake::{FakeVl, Tail};
 use adversarial_support::http::{Answer, assert_handled, get, get_with, post_form, url};
 use adversarial_support::process::Lokivl;
 use adversarial_support::rows::{self, Dataset, HOUR_END_NS, HOUR_START_NS, row};
-use adversarial_support::{gate, real_vl, ws};
+use adversarial_support::{TempFile, gate, real_vl, ws};
 use futures_util::SinkExt as _;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -724,16 +724,11 @@ async fn cache_poisoning_by_duplicate_tenants() {
     let case = "cache_poisoning_by_duplicate_tenants";
     let fake = FakeVl::start(tenant_rows("0")).await;
     fake.set_tenant_rows("1", tenant_rows("1"));
-    let map = std::env::temp_dir().join(format!(
-        "lokivl-adversarial-tenants-{}.yaml",
-        std::process::id()
-    ));
-    std::fs::write(
-        &map,
+    let map = TempFile::new(
+        "tenants.yaml",
         "team-a: {account_id: 1, project_id: 0}\nteam-b: {account_id: 1}\n",
-    )
-    .unwrap();
-    let mut lokivl = Lokivl::start(&fake.url, &["--tenant-map", map.to_str().unwrap()]).await;
+    );
+    let mut lokivl = Lokivl::start(&fake.url, &["--tenant-map", map.path()]).await;
     let (s, e) = hour();
     let q = url(
         &lokivl.base,
@@ -770,7 +765,6 @@ async fn cache_poisoning_by_duplicate_tenants() {
             assert_single_tenant(case, &format!("{plain} after {poison}"), &a, "1");
         }
     }
-    let _ = std::fs::remove_file(&map);
     lokivl.assert_survived(case, 256).await;
 }
 
@@ -1782,16 +1776,12 @@ async fn trust_flags_refuse_unmapped_tenants() {
     let case = "trust_flags_refuse_unmapped_tenants";
     let fake = FakeVl::start(tenant_rows("0")).await;
     fake.set_tenant_rows("1", tenant_rows("1"));
-    let map = std::env::temp_dir().join(format!(
-        "lokivl-adversarial-trust-{}.yaml",
-        std::process::id()
-    ));
-    std::fs::write(&map, "team-a: {account_id: 1}\n").unwrap();
+    let map = TempFile::new("trust.yaml", "team-a: {account_id: 1}\n");
     let mut lokivl = Lokivl::start(
         &fake.url,
         &[
             "--tenant-map",
-            map.to_str().unwrap(),
+            map.path(),
             "--require-tenant-header",
             "--tenant-numeric=false",
         ],
@@ -1823,6 +1813,5 @@ async fn trust_flags_refuse_unmapped_tenants() {
         .await
         .unwrap();
     assert_single_tenant(case, "mapped tenant", &mapped, "1");
-    let _ = std::fs::remove_file(&map);
     lokivl.assert_survived(case, 256).await;
 }

@@ -11,6 +11,8 @@ pub mod real_vl;
 pub mod rows;
 pub mod ws;
 
+use std::path::PathBuf;
+
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// The cases share two cores with the rest of `cargo test`: at most two run
@@ -22,4 +24,27 @@ pub async fn gate(weight: u32) -> SemaphorePermit<'static> {
     GATE.acquire_many(weight)
         .await
         .expect("gate is never closed")
+}
+
+/// A file in the temp directory, removed when dropped (also when the case fails).
+pub struct TempFile(pub PathBuf);
+
+impl TempFile {
+    /// Writes `text` to a fresh file named after `name` and this process.
+    pub fn new(name: &str, text: &str) -> TempFile {
+        let path =
+            std::env::temp_dir().join(format!("lokivl-adversarial-{name}-{}", std::process::id()));
+        std::fs::write(&path, text).expect("write a temp file");
+        TempFile(path)
+    }
+
+    pub fn path(&self) -> &str {
+        self.0.to_str().expect("UTF-8 temp path")
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
