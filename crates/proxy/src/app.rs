@@ -1,16 +1,11 @@
-//! The router (routes, shared state, the server layers) and the HTTP server loop.
+//! The router (routes, shared state, the server layers) and the entry points of the HTTP server loop.
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::middleware;
 use axum::routing::{any, get};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use crate::backend::{Backend, BackendOptions};
@@ -20,14 +15,8 @@ use crate::handler::{detected, drilldown_limits, patterns, stats, volume};
 use crate::metrics::Metrics;
 use crate::push::{self, PushState};
 use crate::response_cache::{self, ResponseCache};
+use crate::server::conn::ConnLimits;
 use crate::server::{headers, health, hit, observe, protect};
-
-/// Request head buffer: Drilldown's pipelines make GET URLs far longer than 8 KiB.
-const MAX_HEAD_BYTES: usize = 1024 * 1024;
-/// Headers per request; Grafana forwards many `X-*` headers.
-const MAX_HEADERS: usize = 256;
-/// How long in-flight requests may finish after a shutdown signal.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 /// Why the router could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -210,10 +199,10 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
     Ok(Routers { api, admin })
 }
 
-/// Serves `router` on `listener` until `shutdown` completes, then drains connections.
+/// Serves `router` on `listener` until `shutdown` completes, then drains
+/// connections, under the default connection bounds ([`ConnLimits::default`]).
 ///
-/// hyper is driven directly (not `axum::serve`) to raise the request-head
-/// limits that long Grafana URLs need.
+/// The binary uses [`crate::server::listen::serve`] with the configured bounds.
 ///
 /// # Errors
 /// Never fails after binding; accept errors are logged and retried.
@@ -222,45 +211,18 @@ pub async fn serve(
     router: Router,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let graceful = GracefulShutdown::new();
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(e) => {
-                        // Typically EMFILE: back off instead of spinning.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let service = TowerToHyperService::new(router.clone());
-                // hyper-util's `auto` builder, HTTP/1 only: its upgradeable connections (the tail
-                // WebSocket) can be drained by `GracefulShutdown`, plain http1 ones cannot.
-                let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
-                builder.http1().timer(TokioTimer::new()).max_buf_size(MAX_HEAD_BYTES).max_headers(MAX_HEADERS);
-                let conn = builder
-                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                    .into_owned();
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(error = %e, "connection ended with an error");
-                    }
-                });
-            }
-            () = &mut shutdown => break,
-        }
-    }
-    drop(listener);
-    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("connections still open after the shutdown grace period");
-    }
-    Ok(())
+    serve_with(listener, router, ConnLimits::default(), shutdown).await
+}
+
+/// [`serve`] under `limits` (`--http-*`).
+///
+/// # Errors
+/// Never fails after binding; accept errors are logged and retried.
+pub async fn serve_with(
+    listener: TcpListener,
+    router: Router,
+    limits: ConnLimits,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    crate::server::listen::serve(listener, router, limits, None, shutdown).await
 }

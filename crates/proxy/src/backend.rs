@@ -11,6 +11,7 @@
 
 pub mod breaker;
 pub mod gate;
+pub mod stream;
 pub mod tls;
 
 use std::time::{Duration, Instant};

@@ -110,6 +110,9 @@ pub struct Config {
     /// Live tail: `--tail-*`.
     #[command(flatten)]
     pub tail: crate::tail::TailFlags,
+    /// Connection bounds: `--http-*`.
+    #[command(flatten)]
+    pub server: crate::server::conn::ConnFlags,
     /// Log range windows: `--split-queries-*`.
     #[command(flatten)]
     pub windows: crate::window::WindowFlags,
@@ -178,7 +181,7 @@ pub enum ConfigError {
     /// `--tenant-rate` is negative or not a number.
     #[error("tenant rate must be a finite number >= 0")]
     Rate,
-    /// A tenancy or tail flag is unusable (bad map file, unknown default tenant, zero duration).
+    /// A tenancy, tail or connection flag is unusable (bad map file, unknown default tenant, zero duration).
     #[error("{0}")]
     Tenancy(String),
     /// A TLS flag is unusable (unreadable PEM file, key not matching, contradicting flags).
@@ -289,6 +292,7 @@ impl Config {
             metrics_listen: self.metrics_listen,
             tenant: self.tenancy.validate().map_err(ConfigError::Tenancy)?,
             tail: self.tail.validate().map_err(ConfigError::Tenancy)?,
+            server: self.server.validate().map_err(ConfigError::Tenancy)?,
             cache: CacheSettings {
                 max_bytes: self.cache_max_bytes,
                 ttl: self.cache_ttl,

@@ -31,6 +31,7 @@ async fn run(settings: proxy::config::Settings) -> anyhow::Result<()> {
     let backend = settings.backend.base();
     let metrics_listen = settings.metrics_listen;
     let listener_tls = settings.listener_tls.clone();
+    let conn_limits = settings.server;
     // The metric engine's series limit is still process-wide.
     settings.query_limits.install_process_wide();
     let routers = proxy::app::routers(settings).context("building the router")?;
@@ -48,9 +49,10 @@ async fn run(settings: proxy::config::Settings) -> anyhow::Result<()> {
                 .await
                 .with_context(|| format!("binding {addr}"))?;
             tracing::info!(%addr, "metrics listening");
-            Some(tokio::spawn(proxy::app::serve(
+            Some(tokio::spawn(proxy::app::serve_with(
                 l,
                 admin,
+                conn_limits,
                 stopped(stop_rx.clone()),
             )))
         }
@@ -66,10 +68,14 @@ async fn run(settings: proxy::config::Settings) -> anyhow::Result<()> {
         shutdown_signal().await;
         let _ = stop_tx.send(true);
     });
-    match listener_tls {
-        Some(tls) => proxy::server::tls::serve(listener, tls, routers.api, stopped(stop_rx)).await,
-        None => proxy::app::serve(listener, routers.api, stopped(stop_rx)).await,
-    }
+    proxy::server::listen::serve(
+        listener,
+        routers.api,
+        conn_limits,
+        listener_tls,
+        stopped(stop_rx),
+    )
+    .await
     .context("serving")?;
     if let Some(admin) = admin {
         let _ = admin.await;

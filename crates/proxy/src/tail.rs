@@ -6,13 +6,19 @@
 //! encoded with the same code as `query_range` (so labels, structured
 //! metadata and proxy-side pipeline stages match), batched at most 100 per
 //! text frame, one `streams` element per entry in time order as Loki sends
-//! them. A bounded channel sits between VictoriaLogs and the socket: when
+//! them. A bounded queue sits between VictoriaLogs and the socket: when
 //! the client reads too slowly, entries are dropped and reported in
-//! `dropped_entries` instead of piling up in memory.
+//! `dropped_entries` instead of piling up in memory, and a client that
+//! takes nothing for `--tail-write-timeout` is disconnected ([`pump`]).
+//! Tails are capped per tenant and over all tenants ([`slots`]), their
+//! VictoriaLogs rows by size ([`reader`]), and what a client may send by
+//! [`pump::MAX_CLIENT_MESSAGE`].
 
 pub mod config;
 pub mod frame;
 pub mod origin;
+pub mod pump;
+pub mod reader;
 pub mod session;
 pub mod slots;
 pub mod upstream;

@@ -34,6 +34,8 @@ pub struct Settings {
     pub tenant: crate::tenant::TenantSettings,
     /// Live-tail limits.
     pub tail: crate::tail::TailSettings,
+    /// Connection bounds of the listeners (`--http-*`).
+    pub server: crate::server::conn::ConnLimits,
     /// The response cache.
     pub cache: CacheSettings,
     /// HTTPS on the listener (the backend's TLS config is in `backend_options.tls`).
@@ -76,6 +78,7 @@ impl Settings {
             metrics_listen: None,
             tenant: crate::tenant::TenantSettings::default(),
             tail: crate::tail::TailSettings::default(),
+            server: crate::server::conn::ConnLimits::default(),
             cache: CacheSettings::default(),
             listener_tls: None,
             query_limits: crate::params::QueryLimits::default(),

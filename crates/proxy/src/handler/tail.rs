@@ -2,7 +2,8 @@
 //!
 //! Everything Loki checks before the upgrade is answered as plain-text 400
 //! (`query`, `limit`, `start`, `delay_for`); the per-tenant tail limit is,
-//! as in Loki, reported after the upgrade as close code 1011.
+//! as in Loki, reported after the upgrade as close code 1011, and so is
+//! lokivl's cap over all tenants.
 
 use std::time::Duration;
 
@@ -16,7 +17,9 @@ use crate::error::{ApiError, text_response};
 use crate::params::{self, Form, timestamp};
 use crate::tail::TailState;
 use crate::tail::frame::Encoder;
+use crate::tail::pump::MAX_CLIENT_MESSAGE;
 use crate::tail::session::{self, Session};
+use crate::tail::slots::Caps;
 use crate::tenant::Tenant;
 
 /// Loki's `maxDelayForInTailing`, in seconds.
@@ -46,12 +49,17 @@ pub async fn tail(
         Err(e) => return e.into_response(),
     };
     let ws = match ws {
-        Ok(ws) => ws,
+        // Clients send nothing meaningful on a tail: a small bound instead of axum's 64 MiB.
+        Ok(ws) => ws
+            .max_message_size(MAX_CLIENT_MESSAGE)
+            .max_frame_size(MAX_CLIENT_MESSAGE),
         Err(rejection) => return rejection.into_response(),
     };
-    let slot = state
-        .slots
-        .acquire(tenant.as_str(), state.settings.max_concurrent);
+    let caps = Caps {
+        per_tenant: state.settings.max_concurrent,
+        total: state.settings.max_concurrent_total,
+    };
+    let slot = state.slots.acquire(tenant.as_str(), caps);
     ws.on_upgrade(move |socket| {
         crate::tenant::scope(tenant, session::run(socket, state, slot, sess))
     })

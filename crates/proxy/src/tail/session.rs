@@ -1,36 +1,45 @@
 //! One tail: history, then live entries, pings, limits and close codes.
+//!
+//! The socket belongs to a [`pump`] task; the session queues messages for
+//! it in a small outbox and never waits on the client, so pings and
+//! `tail_max_duration` fire whatever the client does (a stuck client then
+//! gets `CLOSE_GRACE` to take the close frame). A client that does not
+//! take a message within `--tail-write-timeout` is disconnected by the
+//! pump, which closes the outbox and ends the session (and frees its slot).
 
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::extract::ws::{Message, WebSocket};
 use bytes::{Bytes, BytesMut};
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use logsql_ast::LogPlan;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use super::TailState;
-use super::frame::{
-    Dropped, Encoder, Entry, MAX_DROPPED_PER_FRAME, MAX_ENTRIES_PER_FRAME, write_frame,
-};
+use super::frame::{Dropped, Encoder, Entry, MAX_ENTRIES_PER_FRAME, write_frame};
+use super::pump::{close_message, pump};
+use super::reader::{Event, QUEUE_LINES, Reader};
 use super::slots::Slot;
 use super::upstream::TailRequest;
-use crate::backend::Endpoint;
+use crate::backend::{BackendError, Endpoint};
 use crate::direction::Direction;
 
-/// WebSocket close code for a server-side failure (Loki's `CloseInternalServerErr`).
-pub const CLOSE_INTERNAL: u16 = 1011;
+pub use super::pump::CLOSE_INTERNAL;
+
 /// Loki's close reason after `tail_max_duration`.
 pub const MAX_DURATION_TEXT: &str = "reached tail max duration limit";
 /// Loki pings every second so dead connections are found.
 const PING_PERIOD: Duration = Duration::from_secs(1);
-/// Lines buffered between VictoriaLogs and a slow client before entries are dropped.
-const CHANNEL_LINES: usize = 1024;
+/// Messages queued for the pump: a frame and a ping while another is written.
+const OUTBOX: usize = 2;
+/// Longest wait, once a tail ends, for its last frames and close frame to be written.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// How far back the first VictoriaLogs poll looks; older lines are filtered out anyway.
 const START_OFFSET: Duration = Duration::from_secs(5);
-/// Longest close reason a WebSocket close frame can carry.
-const MAX_REASON: usize = 123;
 
 /// What one tail runs.
 #[derive(Debug)]
@@ -47,40 +56,78 @@ pub struct Session {
     pub delay_for: Duration,
 }
 
-/// What the VictoriaLogs reader reports.
+/// How a tail ends.
 #[derive(Debug)]
-enum Event {
-    Line(Bytes),
-    Failed(String),
+enum End {
+    /// The client left, or was disconnected for not reading: nothing more to send.
+    Gone,
+    /// Close with 1011 and this reason.
+    Close(String),
 }
 
 /// Runs a tail on `socket` until the client leaves, an error, or the max duration.
 ///
 /// Must run inside [`crate::tenant::scope`] so VictoriaLogs calls carry the tenant.
-pub async fn run(
-    mut socket: WebSocket,
-    state: TailState,
-    slot: Result<Slot, String>,
-    mut s: Session,
-) {
-    let _slot = match slot {
-        Ok(slot) => slot,
-        Err(text) => return close(&mut socket, &text).await,
+pub async fn run(socket: WebSocket, state: TailState, slot: Result<Slot, String>, mut s: Session) {
+    let write_timeout = state.settings.write_timeout;
+    let (out, outbox) = mpsc::channel(OUTBOX);
+    let mut pump = AbortOnDrop(tokio::spawn(pump(socket, outbox, write_timeout)));
+    let end = match &slot {
+        Ok(_) => tail(&state, &mut s, &out).await,
+        Err(text) => End::Close(text.clone()),
+    };
+    // The close, and what is still queued, get a short grace: the client may
+    // be the reason the tail ends, and the slot is held until the pump stops.
+    let until = Instant::now() + write_timeout.min(CLOSE_GRACE);
+    if let End::Close(reason) = end {
+        let close = close_message(CLOSE_INTERNAL, &reason);
+        let _ = tokio::time::timeout_at(until, out.send(close)).await;
+    }
+    drop(out);
+    let _ = tokio::time::timeout_at(until, &mut pump.0).await;
+    drop(pump);
+    drop(slot);
+}
+
+/// Waits on the session's steps while watching the client and the max duration.
+struct Watch<'a> {
+    out: &'a mpsc::Sender<Message>,
+    deadline: Instant,
+}
+
+impl Watch<'_> {
+    async fn guard<T>(&self, fut: impl Future<Output = T>) -> Result<T, End> {
+        tokio::select! {
+            v = fut => Ok(v),
+            () = self.out.closed() => Err(End::Gone),
+            () = tokio::time::sleep_until(self.deadline) => Err(End::Close(MAX_DURATION_TEXT.to_owned())),
+        }
+    }
+}
+
+/// History, then the live loop; returns how the tail ends.
+async fn tail(state: &TailState, s: &mut Session, out: &mpsc::Sender<Message>) -> End {
+    let watch = Watch {
+        out,
+        deadline: Instant::now() + state.settings.max_duration,
     };
     let t0 = crate::params::timestamp::now_ns();
     let categorize = s.encoder.categorize();
     // History: the newest `limit` entries of [start, t0), oldest first.
-    match history(&state, &mut s, t0).await {
-        Ok(entries) => {
-            for chunk in entries.chunks(MAX_ENTRIES_PER_FRAME) {
-                let frame = write_frame(chunk, &[], categorize);
-                if socket.send(Message::Text(frame.into())).await.is_err() {
-                    return;
-                }
-            }
+    let entries = match watch.guard(history(state, s, t0)).await {
+        Ok(Ok(entries)) => entries,
+        Ok(Err(e)) => return End::Close(e),
+        Err(end) => return end,
+    };
+    for chunk in entries.chunks(MAX_ENTRIES_PER_FRAME) {
+        let frame = write_frame(chunk, &[], categorize);
+        match watch.guard(out.send(Message::Text(frame.into()))).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return End::Gone,
+            Err(end) => return end,
         }
-        Err(e) => return close(&mut socket, &e).await,
     }
+    drop(entries);
     let req = TailRequest {
         query: s.plan.query.to_string(),
         start_offset: START_OFFSET + s.delay_for,
@@ -88,76 +135,123 @@ pub async fn run(
         offset: s.delay_for.max(Duration::from_millis(1)),
         refresh_interval: state.settings.refresh_interval,
     };
-    let body = match state.upstream.open(&req).await {
-        Ok(b) => b,
-        Err(e) => return close(&mut socket, &e).await,
+    let body = match watch.guard(open(state, &req)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => return End::Close(e.to_string()),
+        Err(end) => return end,
     };
     let dropped: Arc<Mutex<Vec<Dropped>>> = Arc::default();
-    let (tx, mut rx) = mpsc::channel(CHANNEL_LINES);
-    let reader = tokio::spawn(read_lines(body, t0, tx, Arc::clone(&dropped)));
-    let _abort = AbortOnDrop(reader);
+    let queued: Arc<AtomicUsize> = Arc::default();
+    let (tx, rx) = mpsc::channel(QUEUE_LINES);
+    let reader = Reader {
+        t0,
+        tx,
+        dropped: Arc::clone(&dropped),
+        queued: Arc::clone(&queued),
+        max_line: state.settings.max_line_bytes,
+    };
+    let _reader = AbortOnDrop(tokio::spawn(reader.run(body)));
+    let live = Live {
+        rx,
+        dropped,
+        queued,
+        categorize,
+    };
+    live.run(s, &watch).await
+}
 
-    let deadline = tokio::time::Instant::now() + state.settings.max_duration;
-    let mut ping = tokio::time::interval(PING_PERIOD);
-    ping.tick().await;
-    let mut batch: Vec<Event> = Vec::with_capacity(MAX_ENTRIES_PER_FRAME);
-    loop {
-        tokio::select! {
-            msg = socket.recv() => match msg {
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
-                Some(Ok(_)) => {}
-            },
-            _ = ping.tick() => {
-                if socket.send(Message::Ping(Bytes::new())).await.is_err() {
-                    return;
+/// Opens VictoriaLogs' tail through the backend's breaker and gate.
+async fn open(state: &TailState, req: &TailRequest) -> Result<Incoming, BackendError> {
+    let admission = state.backend.admit_stream("tail").await?;
+    let body = state.upstream.open(req).await;
+    admission.finish(body.as_ref().map(drop));
+    body
+}
+
+/// The live part: entries from the reader, pings, dropped-entry reports.
+struct Live {
+    rx: mpsc::Receiver<Event>,
+    dropped: Arc<Mutex<Vec<Dropped>>>,
+    queued: Arc<AtomicUsize>,
+    categorize: bool,
+}
+
+impl Live {
+    async fn run(mut self, s: &mut Session, watch: &Watch<'_>) -> End {
+        let out = watch.out;
+        let mut ping = tokio::time::interval(PING_PERIOD);
+        ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ping.tick().await;
+        let mut batch: Vec<Event> = Vec::with_capacity(MAX_ENTRIES_PER_FRAME);
+        // Room for the next frame, taken before entries are pulled from the reader,
+        // so that while the client is slow they wait (or are dropped) there.
+        let mut room: Option<mpsc::Permit<'_, Message>> = None;
+        loop {
+            tokio::select! {
+                () = out.closed() => return End::Gone,
+                () = tokio::time::sleep_until(watch.deadline) => {
+                    return End::Close(MAX_DURATION_TEXT.to_owned());
                 }
-                // Drops noticed while no entry got through are reported without waiting for one.
-                let lost = take_dropped(&dropped, &s.plan.discovery);
-                if !lost.is_empty() {
-                    let frame = write_frame(&[], &lost, categorize);
-                    if socket.send(Message::Text(frame.into())).await.is_err() {
-                        return;
-                    }
-                }
-            }
-            () = tokio::time::sleep_until(deadline) => {
-                return close(&mut socket, MAX_DURATION_TEXT).await;
-            }
-            n = rx.recv_many(&mut batch, MAX_ENTRIES_PER_FRAME) => {
-                if n == 0 {
-                    return close(&mut socket, "VictoriaLogs ended the tail").await;
-                }
-                let mut lines = BytesMut::new();
-                let mut failure = None;
-                for ev in batch.drain(..) {
-                    match ev {
-                        Event::Line(l) => {
-                            lines.extend_from_slice(&l);
-                            lines.extend_from_slice(b"\n");
+                _ = ping.tick() => {
+                    // A full outbox means the pump is stuck on a write, which its timeout ends.
+                    let _ = out.try_send(Message::Ping(Bytes::new()));
+                    // Drops noticed while no entry got through are reported without waiting for one.
+                    if let Some(permit) = room.take().or_else(|| out.try_reserve().ok()) {
+                        let lost = take_dropped(&self.dropped, &s.plan.discovery);
+                        if lost.is_empty() {
+                            room = Some(permit);
+                        } else {
+                            permit.send(Message::Text(write_frame(&[], &lost, self.categorize).into()));
                         }
-                        Event::Failed(e) => failure = Some(e),
                     }
                 }
-                let entries = if lines.is_empty() {
-                    Vec::new()
-                } else {
-                    match s.encoder.entries(lines, true).await {
-                        Ok(e) => e,
-                        Err(e) => return close(&mut socket, &e).await,
+                permit = out.reserve(), if room.is_none() => match permit {
+                    Ok(p) => room = Some(p),
+                    Err(_) => return End::Gone,
+                },
+                n = self.rx.recv_many(&mut batch, MAX_ENTRIES_PER_FRAME), if room.is_some() => {
+                    if n == 0 {
+                        return End::Close("VictoriaLogs ended the tail".to_owned());
                     }
-                };
-                let lost = take_dropped(&dropped, &s.plan.discovery);
-                if !entries.is_empty() || !lost.is_empty() {
-                    let frame = write_frame(&entries, &lost, categorize);
-                    if socket.send(Message::Text(frame.into())).await.is_err() {
-                        return;
+                    let (lines, failure) = self.take(&mut batch);
+                    let entries = if lines.is_empty() {
+                        Vec::new()
+                    } else {
+                        match s.encoder.entries(lines, true).await {
+                            Ok(e) => e,
+                            Err(e) => return End::Close(e),
+                        }
+                    };
+                    let lost = take_dropped(&self.dropped, &s.plan.discovery);
+                    if (!entries.is_empty() || !lost.is_empty())
+                        && let Some(permit) = room.take()
+                    {
+                        permit.send(Message::Text(write_frame(&entries, &lost, self.categorize).into()));
                     }
-                }
-                if let Some(e) = failure {
-                    return close(&mut socket, &e).await;
+                    if let Some(e) = failure {
+                        return End::Close(e);
+                    }
                 }
             }
         }
+    }
+
+    /// Joins the batch's rows into NDJSON (releasing their queue bytes) and
+    /// picks out a failure, if any.
+    fn take(&self, batch: &mut Vec<Event>) -> (BytesMut, Option<String>) {
+        let mut lines = BytesMut::new();
+        let mut failure = None;
+        for ev in batch.drain(..) {
+            match ev {
+                Event::Line(l) => {
+                    self.queued.fetch_sub(l.len(), Ordering::AcqRel);
+                    lines.extend_from_slice(&l);
+                    lines.extend_from_slice(b"\n");
+                }
+                Event::Failed(e) => failure = Some(e),
+            }
+        }
+        (lines, failure)
     }
 }
 
@@ -206,73 +300,6 @@ async fn history(state: &TailState, s: &mut Session, t0: i64) -> Result<Vec<Entr
     Ok(entries)
 }
 
-/// Reads VictoriaLogs' NDJSON, forwarding lines at or after `t0`; a full
-/// channel means a slow client: the entry is recorded as dropped.
-async fn read_lines(
-    mut body: Incoming,
-    t0: i64,
-    tx: mpsc::Sender<Event>,
-    dropped: Arc<Mutex<Vec<Dropped>>>,
-) {
-    let mut buf = BytesMut::new();
-    loop {
-        let frame = match body.frame().await {
-            Some(Ok(f)) => f,
-            Some(Err(e)) => {
-                let _ = tx
-                    .send(Event::Failed(format!(
-                        "reading the VictoriaLogs tail failed: {e}"
-                    )))
-                    .await;
-                return;
-            }
-            None => {
-                let rest = String::from_utf8_lossy(&buf).trim().to_owned();
-                let text = if rest.is_empty() {
-                    "VictoriaLogs ended the tail".to_owned()
-                } else {
-                    rest
-                };
-                let _ = tx.send(Event::Failed(text)).await;
-                return;
-            }
-        };
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
-        buf.extend_from_slice(&data);
-        while let Some(pos) = buf.iter().position(|&b| b == b'\n') {
-            let line = buf.split_to(pos + 1).freeze();
-            let line = line.slice(..pos);
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            if line.first() != Some(&b'{') {
-                // VictoriaLogs writes its error text into the stream once it has started.
-                let text = String::from_utf8_lossy(&line).trim().to_owned();
-                let _ = tx.send(Event::Failed(text)).await;
-                return;
-            }
-            let Some(head) = Dropped::from_line(&line) else {
-                continue;
-            };
-            if head.ts < t0 {
-                continue;
-            }
-            match tx.try_send(Event::Line(line)) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    let mut d = dropped.lock().unwrap_or_else(|p| p.into_inner());
-                    if d.len() < MAX_DROPPED_PER_FRAME {
-                        d.push(head);
-                    }
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => return,
-            }
-        }
-    }
-}
-
 /// The entries dropped since the last frame, labelled as Loki reports them.
 fn take_dropped(dropped: &Mutex<Vec<Dropped>>, discovery: &logsql_ast::Discovery) -> Vec<Dropped> {
     let mut lost = std::mem::take(&mut *dropped.lock().unwrap_or_else(|p| p.into_inner()));
@@ -282,20 +309,8 @@ fn take_dropped(dropped: &Mutex<Vec<Dropped>>, discovery: &logsql_ast::Discovery
     lost
 }
 
-/// Sends close 1011 with `reason` (cut to what a close frame holds).
-async fn close(socket: &mut WebSocket, reason: &str) {
-    let mut end = reason.len().min(MAX_REASON);
-    while !reason.is_char_boundary(end) {
-        end -= 1;
-    }
-    let frame = CloseFrame {
-        code: CLOSE_INTERNAL,
-        reason: reason[..end].to_owned().into(),
-    };
-    let _ = socket.send(Message::Close(Some(frame))).await;
-}
-
-/// Stops the VictoriaLogs reader (and so its connection) when the tail ends.
+/// Stops a task (the VictoriaLogs reader and its connection, or the pump
+/// and its socket) when the tail ends.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {

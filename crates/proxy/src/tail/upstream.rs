@@ -1,9 +1,11 @@
 //! The streaming call to VictoriaLogs' `/select/logsql/tail`.
 //!
-//! Its own small client rather than [`crate::backend::Backend`]: a tail
-//! lives for up to `tail_max_duration`, so it must not hold one of the
-//! bounded backend slots or run under the per-call deadline. Connecting and
-//! the response head still have a deadline.
+//! Its own small client rather than [`crate::backend::Backend`]'s pool: a
+//! tail lives for up to `tail_max_duration`, so it must not hold one of the
+//! bounded backend slots or run under the per-call deadline. Opening it
+//! still passes the backend's breaker and gate
+//! ([`crate::backend::Backend::admit_stream`], in the session), and
+//! connecting and the response head have a deadline.
 
 use std::time::Duration;
 
@@ -16,7 +18,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-use crate::backend::BackendOptions;
+use crate::backend::{BackendError, BackendOptions};
 use crate::config::BackendUrl;
 
 /// Time allowed to connect and get the response head.
@@ -75,8 +77,9 @@ impl Upstream {
     /// Starts the tail for the current tenant ([`crate::tenant::scope`]) and returns the body.
     ///
     /// # Errors
-    /// VictoriaLogs' error text (or the connection error) as a string.
-    pub async fn open(&self, req: &TailRequest) -> Result<Incoming, String> {
+    /// [`BackendError::Status`] with VictoriaLogs' error text,
+    /// [`BackendError::Unreachable`] or [`BackendError::Timeout`].
+    pub async fn open(&self, req: &TailRequest) -> Result<Incoming, BackendError> {
         let uri = format!("{}/select/logsql/tail", self.url.base());
         let mut r = Request::builder()
             .method(Method::POST)
@@ -86,30 +89,42 @@ impl Upstream {
                 HeaderValue::from_static("application/x-www-form-urlencoded"),
             )
             .body(Full::new(Bytes::from(req.form())))
-            .map_err(|e| e.to_string())?;
-        crate::tenant::apply_headers(r.headers_mut()).map_err(|e| e.to_string())?;
+            .map_err(|e| BackendError::Request(e.to_string()))?;
+        crate::tenant::apply_headers(r.headers_mut())
+            .map_err(|e| BackendError::Request(e.to_string()))?;
         if let Some(auth) = &self.authorization {
             r.headers_mut().insert(header::AUTHORIZATION, auth.clone());
         }
         let resp = tokio::time::timeout(HEAD_TIMEOUT, self.client.request(r))
             .await
-            .map_err(|_| format!("VictoriaLogs did not answer the tail within {HEAD_TIMEOUT:?}"))?
-            .map_err(|e| format!("cannot reach VictoriaLogs at {}: {e}", self.url.authority))?;
+            .map_err(|_| BackendError::Timeout(HEAD_TIMEOUT))?
+            .map_err(|e| BackendError::Unreachable {
+                authority: self.url.authority.clone(),
+                reason: e.to_string(),
+            })?;
         let status = resp.status();
         if status.is_success() {
             return Ok(resp.into_body());
         }
-        let body = tokio::time::timeout(HEAD_TIMEOUT, resp.into_body().collect())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
-        let cut = body.len().min(MAX_ERROR);
-        Err(format!(
-            "VictoriaLogs answered {status}: {}",
-            String::from_utf8_lossy(&body[..cut]).trim()
-        ))
+        let mut text = Vec::new();
+        let _ = tokio::time::timeout(HEAD_TIMEOUT, error_head(resp.into_body(), &mut text)).await;
+        Err(BackendError::Status {
+            status,
+            body: String::from_utf8_lossy(&text).trim().to_owned(),
+        })
+    }
+}
+
+/// Reads the first [`MAX_ERROR`] bytes of an error answer into `out`, never the rest.
+async fn error_head(mut body: Incoming, out: &mut Vec<u8>) {
+    while out.len() < MAX_ERROR {
+        let Some(Ok(frame)) = body.frame().await else {
+            return;
+        };
+        if let Ok(data) = frame.into_data() {
+            let take = data.len().min(MAX_ERROR - out.len());
+            out.extend_from_slice(&data[..take]);
+        }
     }
 }
 
