@@ -28,13 +28,34 @@ pub(crate) enum BranchKind {
     Range,
 }
 
-/// A control structure with its pipeline and lists.
+/// A control structure: its arms and the list run when none is taken.
+///
+/// `{{if a}}…{{else if b}}…{{else}}…{{end}}` is one branch with two arms,
+/// where Go nests a second `if` in the first one's else list: chains of any
+/// length stay one level deep for every walk over the tree. `range` has
+/// exactly one arm.
 #[derive(Debug, Clone)]
 pub(crate) struct Branch {
     pub kind: BranchKind,
+    pub arms: Vec<Arm>,
+    pub else_list: Option<List>,
+}
+
+/// One condition (or range pipeline) and the list it guards.
+#[derive(Debug, Clone)]
+pub(crate) struct Arm {
     pub pipe: Pipe,
     pub list: List,
-    pub else_list: Option<List>,
+}
+
+/// Where a node is in the template text, for Go-style error messages: Go's
+/// node position and the byte range of the node's source. Offsets rather
+/// than copies, so nested parentheses do not copy the inner text per level.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span {
+    pub pos: usize,
+    pub start: usize,
+    pub end: usize,
 }
 
 /// A pipeline, possibly declaring (`:=`) or assigning (`=`) variables.
@@ -50,11 +71,9 @@ pub(crate) struct Pipe {
 pub(crate) struct Cmd {
     pub args: Vec<Arg>,
     /// Per argument: Go's node position and text, for error context.
-    pub spans: Vec<(usize, Box<str>)>,
-    /// Byte offset of the command, for Go-style error locations.
-    pub pos: usize,
-    /// Source text of the command, for Go-style error context.
-    pub src: Box<str>,
+    pub spans: Vec<Span>,
+    /// The whole command, for Go-style error locations and context.
+    pub span: Span,
     /// The compiled pattern when this is `regexReplaceAll`/`count`/… with a
     /// literal pattern: Go compiles it per call, we compile it once.
     pub re: Option<Result<regex::Regex, String>>,
