@@ -1,6 +1,12 @@
 //! Parsed form of a template: Go's parse tree reduced to what execution needs.
 
+use std::sync::{Arc, OnceLock};
+
 use super::funcs::Func;
+
+/// A literal pattern's compiled form, made at first use and shared by the
+/// lines of a query.
+pub(crate) type RegexSlot = Arc<OnceLock<Result<regex::Regex, String>>>;
 
 /// A sequence of nodes.
 pub(crate) type List = Vec<Node>;
@@ -74,9 +80,11 @@ pub(crate) struct Cmd {
     pub spans: Vec<Span>,
     /// The whole command, for Go-style error locations and context.
     pub span: Span,
-    /// The compiled pattern when this is `regexReplaceAll`/`count`/… with a
-    /// literal pattern: Go compiles it per call, we compile it once.
-    pub re: Option<Result<regex::Regex, String>>,
+    /// When this is `regexReplaceAll`/`count`/… with a literal pattern, the
+    /// slot its compiled form is kept in once first used (Go compiles per
+    /// call); commands with the same pattern share one. Only the first
+    /// [`super::limits::MAX_CACHED_REGEXES`] patterns of a template get one.
+    pub re: Option<RegexSlot>,
 }
 
 /// An operand.

@@ -9,8 +9,8 @@ use std::borrow::Cow;
 use super::ast::{Arg, Branch, BranchKind, Cmd, List, Node, Pipe, Span};
 use super::funcs::Func;
 use super::limits::{
-    BYTES_PER_STEP, MAX_OUTPUT_BYTES, MAX_STEPS, VARS_PER_STEP, output_too_large, result_too_large,
-    steps_exceeded,
+    BYTES_PER_STEP, MAX_OUTPUT_BYTES, MAX_STEPS, REGEX_COMPILE_STEPS, VARS_PER_STEP,
+    output_too_large, result_too_large, steps_exceeded,
 };
 use super::value::{IntKind, Value, write_value};
 use super::{Context, TemplateError};
@@ -328,7 +328,7 @@ impl<'a> State<'a> {
     ) -> X<Value<'a>> {
         let ident = self.at;
         let (args, spans, re): (&'a [Arg], &'a [Span], _) = match cmd {
-            Some(c) => (&c.args[1..], &c.spans[1..], c.re.as_ref()),
+            Some(c) => (&c.args[1..], &c.spans[1..], c.re.as_deref()),
             None => (&[], &[], None),
         };
         if matches!(f, Func::And | Func::Or) {
@@ -378,6 +378,15 @@ impl<'a> State<'a> {
             _ => vals.iter().map(|v| v.as_str().map_or(0, str::len)).sum(),
         };
         self.spend(1 + read / BYTES_PER_STEP)?;
+        // Compiling a pattern can take far longer than anything else a call
+        // does; a literal one is compiled once per query.
+        let compiles = matches!(
+            f,
+            Func::RegexReplaceAll | Func::RegexReplaceAllLiteral | Func::Count
+        ) && re.is_none_or(|slot| slot.get().is_none());
+        if compiles {
+            self.spend(REGEX_COMPILE_STEPS)?;
+        }
         match f.call(name, vals, self.ctx, re) {
             Ok(v) => {
                 let made = match &v {

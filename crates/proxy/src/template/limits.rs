@@ -32,6 +32,18 @@ pub const MAX_STEPS: usize = 1_000_000;
 /// Bytes of string work that count as one step.
 pub const BYTES_PER_STEP: usize = 64;
 
+/// Steps one regex compilation costs: a pattern from a label (compiled per
+/// call, as Go does) or a literal one at its first use. A pathological
+/// pattern can take a few hundred milliseconds to compile (Unicode `\w{100}`
+/// with the regex crate), so a render compiles at most ten.
+pub const REGEX_COMPILE_STEPS: usize = 100_000;
+
+/// Literal patterns of one template whose compiled form is kept for the
+/// whole query (each one compiled at most once); the patterns past them
+/// are compiled per call. Bounds what a query keeps to eight regexes of at
+/// most the regex crate's 10 MiB each; real templates use one or two.
+pub const MAX_CACHED_REGEXES: usize = 8;
+
 /// Variables in scope a lookup passes over that count as one step (a
 /// template declaring thousands of variables pays for scanning them).
 pub const VARS_PER_STEP: usize = 32;

@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 
-use super::ast::{Arg, Arm, Branch, BranchKind, Cmd, List, Node, Number, Pipe, Span};
+use super::ast::{Arg, Arm, Branch, BranchKind, Cmd, List, Node, Number, Pipe, RegexSlot, Span};
 use super::funcs::Func;
 use super::lex::{Item, Tok, lex};
-use super::limits::{DEPTH_EXCEEDED, MAX_DEPTH};
+use super::limits::{DEPTH_EXCEEDED, MAX_CACHED_REGEXES, MAX_DEPTH};
 
 /// Parses `text` as template `name`; errors carry Go's message without the
 /// `template: name:line: ` prefix, plus the line.
@@ -17,6 +17,7 @@ pub(crate) fn parse(text: &str) -> Result<List, (usize, String)> {
         i: 0,
         vars: Vec::new(),
         declared: HashMap::new(),
+        regexes: HashMap::new(),
         range_depth: 0,
         depth: 0,
         line: 1,
@@ -37,6 +38,8 @@ struct Parser<'a> {
     /// How many entries of `vars` bear each name: a use is checked in
     /// constant time, not by a scan of every declaration before it.
     declared: HashMap<Box<str>, usize>,
+    /// The slots of the literal regex patterns met so far.
+    regexes: HashMap<Box<str>, RegexSlot>,
     range_depth: usize,
     /// Parentheses and control bodies open around the current token.
     depth: usize,
@@ -89,6 +92,19 @@ impl Parser<'_> {
                 }
             }
         }
+    }
+
+    /// The shared slot for a literal pattern, while there are slots left.
+    fn regex_slot(&mut self, pattern: &str) -> Option<RegexSlot> {
+        if let Some(slot) = self.regexes.get(pattern) {
+            return Some(slot.clone());
+        }
+        if self.regexes.len() >= MAX_CACHED_REGEXES {
+            return None;
+        }
+        let slot = RegexSlot::default();
+        self.regexes.insert(pattern.into(), slot.clone());
+        Some(slot)
     }
 
     /// Opens one nesting level, refusing one past [`MAX_DEPTH`] before the
@@ -453,7 +469,7 @@ impl Parser<'_> {
             (
                 Arg::Func(Func::RegexReplaceAll | Func::RegexReplaceAllLiteral | Func::Count, _),
                 Some(Arg::Str(p)),
-            ) => Some(super::funcs::regex(p)),
+            ) => self.regex_slot(p),
             _ => None,
         };
         Ok(Cmd {

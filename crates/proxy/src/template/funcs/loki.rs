@@ -13,11 +13,12 @@ use crate::template::Context;
 use crate::template::limits::check_len;
 use crate::template::value::{IntKind, Value};
 
-/// A pattern compiled at parse time when it was a literal (`re`), else now.
-type Compiled<'r> = Option<&'r Result<regex::Regex, String>>;
+/// The slot of a literal pattern (`re`, filled at its first use), or none
+/// for a pattern compiled per call.
+type Compiled<'r> = Option<&'r std::sync::OnceLock<Result<regex::Regex, String>>>;
 
 fn compile<'r>(re: Compiled<'r>, p: &str) -> Result<Cow<'r, regex::Regex>, String> {
-    match re {
+    match re.map(|slot| slot.get_or_init(|| regex(p))) {
         Some(Ok(r)) => Ok(Cow::Borrowed(r)),
         Some(Err(e)) => Err(e.clone()),
         None => regex(p).map(Cow::Owned),

@@ -6,7 +6,7 @@
 use super::{MapCtx, run};
 use crate::pipeline::format::{LabelFormat, LineFormat, TEMPLATE_FORMAT_ERR};
 use crate::pipeline::labels::LabelsBuilder;
-use crate::template::limits::{MAX_DEPTH, MAX_OUTPUT_BYTES};
+use crate::template::limits::{MAX_CACHED_REGEXES, MAX_DEPTH, MAX_OUTPUT_BYTES};
 use crate::template::{Template, TemplateError};
 
 fn ctx() -> MapCtx {
@@ -413,5 +413,49 @@ fn spent_budget_is_a_template_format_error_in_the_pipeline() {
         lbs.err_details(),
         "template: label:1:8: executing \"label\" at <100000000>: \
          exceeded maximum template steps (1000000)"
+    );
+}
+
+/// A regex compilation costs `REGEX_COMPILE_STEPS` (100 000): a pattern from a
+/// label is compiled per call, so a render compiles at most ten; a literal
+/// one is compiled once per query (commands sharing it share the result),
+/// for the first [`MAX_CACHED_REGEXES`] literal patterns of a template.
+#[test]
+fn regex_compilations_are_paid_for() {
+    let mut c = ctx();
+    c.labels.push(("pat", "l+"));
+    let dynamic = |n: usize| {
+        format!("{{{{range {n}}}}}{{{{regexReplaceAll $.pat \"hello\" \"L\"}}}}{{{{end}}}}")
+    };
+    assert_eq!(run(&dynamic(9), &c).unwrap(), "heLo".repeat(9));
+    let e = match run(&dynamic(10), &c) {
+        Err(TemplateError::Exec(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        e,
+        "template: line:1:44: executing \"line\" at <\"L\">: exceeded maximum template steps (1000000)"
+    );
+    // One literal pattern, used a thousand times: compiled once.
+    let t = "{{range 1000}}{{regexReplaceAll \"l+\" \"hello\" \"L\"}}{{end}}";
+    assert_eq!(run(t, &c).unwrap().len(), 4000);
+    // Eight literal patterns are kept; a ninth is compiled per call.
+    let literal = |n: usize| {
+        let calls: String = (0..n)
+            .map(|k| format!("{{{{count \"a{k}\" \"x\"}}}}"))
+            .collect();
+        format!("{{{{range 2}}}}{calls}{{{{end}}}}")
+    };
+    assert_eq!(
+        run(&literal(MAX_CACHED_REGEXES), &c).unwrap(),
+        "0".repeat(16)
+    );
+    let e = match run(&literal(MAX_CACHED_REGEXES + 1), &c) {
+        Err(TemplateError::Exec(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        e.ends_with("exceeded maximum template steps (1000000)"),
+        "{e}"
     );
 }
