@@ -45,6 +45,8 @@ pub(crate) struct State<'a> {
     steps: usize,
     /// Length of the output buffer before this render.
     out_start: usize,
+    /// How many labels the context has, counted at first need.
+    labels: Option<usize>,
 }
 
 impl<'a> State<'a> {
@@ -59,6 +61,7 @@ impl<'a> State<'a> {
             at: (0, ""),
             steps: MAX_STEPS,
             out_start,
+            labels: None,
         }
     }
 
@@ -108,6 +111,29 @@ impl<'a> State<'a> {
             });
         }
         self.spend((out.len() - before) / BYTES_PER_STEP)
+    }
+
+    /// Pays for a walk over the context's labels (a lookup, a truth test,
+    /// `len .`): contexts scan them, and a parsed line can have thousands.
+    fn pay_labels(&mut self) -> X<()> {
+        let n = match self.labels {
+            Some(n) => n,
+            None => {
+                let mut n = 0;
+                self.ctx.for_each_label(&mut |_, _| n += 1);
+                self.labels = Some(n);
+                n
+            }
+        };
+        self.spend(n / VARS_PER_STEP)
+    }
+
+    /// Go's truth of `v`, paying for a walk over the labels.
+    fn truth(&mut self, v: &Value<'a>) -> X<bool> {
+        if let Value::Labels = v {
+            self.pay_labels()?;
+        }
+        Ok(v.truth(self.ctx))
     }
 
     /// Finds the innermost variable `name`, paying for the scan.
@@ -165,7 +191,7 @@ impl<'a> State<'a> {
     fn if_with(&mut self, b: &'a Branch, dot: &Value<'a>, out: &mut String) -> X<Flow> {
         for arm in &b.arms {
             let v = self.pipe(&arm.pipe, dot)?;
-            if v.truth(self.ctx) {
+            if self.truth(&v)? {
                 return if b.kind == BranchKind::With {
                     self.list(&arm.list, &v, out)
                 } else {
@@ -198,6 +224,7 @@ impl<'a> State<'a> {
                 self.iterate(b, items, dot, out)
             }
             Value::Labels => {
+                self.pay_labels()?;
                 let mut pairs: Vec<(String, String)> = Vec::new();
                 self.ctx
                     .for_each_label(&mut |k, v| pairs.push((k.into(), v.into())));
@@ -341,7 +368,7 @@ impl<'a> State<'a> {
             let mut v = Value::Nil;
             for (a, sp) in args.iter().zip(spans) {
                 v = self.arg(a, dot, sp)?;
-                if v.truth(self.ctx) == (f == Func::Or) {
+                if self.truth(&v)? == (f == Func::Or) {
                     return Ok(v);
                 }
             }
@@ -377,6 +404,9 @@ impl<'a> State<'a> {
             Func::Len | Func::Index => 0,
             _ => vals.iter().map(|v| v.as_str().map_or(0, str::len)).sum(),
         };
+        if vals.iter().any(|v| matches!(v, Value::Labels)) {
+            self.pay_labels()?;
+        }
         self.spend(1 + read / BYTES_PER_STEP)?;
         // Compiling a pattern can take far longer than anything else a call
         // does; a literal one is compiled once per query.
@@ -472,10 +502,13 @@ impl<'a> State<'a> {
         Ok(v)
     }
 
-    fn fields(&self, mut v: Value<'a>, names: &[Box<str>]) -> X<Value<'a>> {
+    fn fields(&mut self, mut v: Value<'a>, names: &[Box<str>]) -> X<Value<'a>> {
         for n in names {
             v = match v {
-                Value::Labels => Value::Str(Cow::Borrowed(self.ctx.label(n).unwrap_or(""))),
+                Value::Labels => {
+                    self.pay_labels()?;
+                    Value::Str(Cow::Borrowed(self.ctx.label(n).unwrap_or("")))
+                }
                 Value::Map(m) => m.get(&**n).cloned().unwrap_or(Value::Nil),
                 Value::Time(t) => match &**n {
                     "Unix" => Value::Int(t.secs, IntKind::Int64),

@@ -459,3 +459,34 @@ fn regex_compilations_are_paid_for() {
         "{e}"
     );
 }
+
+/// Contexts find a label by scanning them, and a parsed JSON line can bring
+/// thousands: each lookup (and truth test or `len` of `.`) pays for the
+/// labels, so a loop over them stops at the budget.
+#[test]
+fn label_lookups_pay_for_many_labels() {
+    let mut c = ctx();
+    for k in 0..20_000 {
+        c.labels
+            .push((Box::leak(format!("f{k}").into_boxed_str()), "v"));
+    }
+    for t in [
+        "{{range 100000}}{{$.a}}{{end}}",
+        "{{range 100000}}{{if $}}{{end}}{{end}}",
+        "{{range 100000}}{{len $}}{{end}}",
+    ] {
+        let e = match run(t, &c) {
+            Err(TemplateError::Exec(e)) => e,
+            other => panic!("{t}: {:.100}", format!("{other:?}")),
+        };
+        assert!(
+            e.ends_with("exceeded maximum template steps (1000000)"),
+            "{e}"
+        );
+    }
+    // With the usual few labels the same loop is cheap.
+    assert_eq!(
+        run("{{range 1000}}{{$.a}}{{end}}", &ctx()).unwrap().len(),
+        1000
+    );
+}
