@@ -13,6 +13,7 @@ mod ast;
 mod exec;
 mod funcs;
 mod lex;
+pub mod limits;
 mod parse;
 mod printf;
 mod timefmt;
@@ -115,24 +116,32 @@ impl Template {
 
     /// Renders one line's output, appending to `out`. On error `out` may hold
     /// partial output (Go's behaviour too); callers discard it.
+    ///
+    /// # Errors
+    /// [`TemplateError::Exec`] when the template fails on this line, or
+    /// when it spends its budget ([`limits`]).
     pub fn render(&self, ctx: &dyn Context, out: &mut String) -> Result<(), TemplateError> {
+        let start = out.len();
         if let Some(parts) = &self.simple {
             for p in parts {
                 match p {
                     Simple::Text(t) => out.push_str(t),
                     Simple::Field(f) => out.push_str(ctx.label(f).unwrap_or("")),
                 }
+                // `{{.a}}` written ten thousand times must not allocate ten
+                // thousand copies of a long label.
+                if out.len() - start > limits::MAX_OUTPUT_BYTES {
+                    return Err(TemplateError::Exec(format!(
+                        "template: {}: {}",
+                        self.name,
+                        limits::output_too_large()
+                    )));
+                }
             }
             return Ok(());
         }
-        let mut st = exec::State {
-            ctx,
-            vars: vec![("$", value::Value::Labels)],
-            cmd: None,
-            depth: 0,
-            at: (0, ""),
-        };
-        st.run(&self.root, &value::Value::Labels, out)
+        exec::State::new(ctx, &self.text, start)
+            .run(&self.root, &value::Value::Labels, out)
             .map_err(|e| exec::exec_error(&self.name, &self.text, e))
     }
 
@@ -179,8 +188,10 @@ impl Template {
                 match n {
                     Node::Action(p) => pipe(p, out),
                     Node::Branch(b) => {
-                        pipe(&b.pipe, out);
-                        list(&b.list, out);
+                        for a in &b.arms {
+                            pipe(&a.pipe, out);
+                            list(&a.list, out);
+                        }
                         if let Some(e) = &b.else_list {
                             list(e, out);
                         }
@@ -199,8 +210,10 @@ fn fields_of_list(list: &[Node], out: &mut Vec<String>) {
         match n {
             Node::Action(p) => fields_of_pipe(p, out),
             Node::Branch(b) => {
-                fields_of_pipe(&b.pipe, out);
-                fields_of_list(&b.list, out);
+                for a in &b.arms {
+                    fields_of_pipe(&a.pipe, out);
+                    fields_of_list(&a.list, out);
+                }
                 if let Some(e) = &b.else_list {
                     fields_of_list(e, out);
                 }

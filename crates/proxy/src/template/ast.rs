@@ -1,6 +1,12 @@
 //! Parsed form of a template: Go's parse tree reduced to what execution needs.
 
+use std::sync::{Arc, OnceLock};
+
 use super::funcs::Func;
+
+/// A literal pattern's compiled form, made at first use and shared by the
+/// lines of a query.
+pub(crate) type RegexSlot = Arc<OnceLock<Result<regex::Regex, String>>>;
 
 /// A sequence of nodes.
 pub(crate) type List = Vec<Node>;
@@ -28,13 +34,34 @@ pub(crate) enum BranchKind {
     Range,
 }
 
-/// A control structure with its pipeline and lists.
+/// A control structure: its arms and the list run when none is taken.
+///
+/// `{{if a}}…{{else if b}}…{{else}}…{{end}}` is one branch with two arms,
+/// where Go nests a second `if` in the first one's else list: chains of any
+/// length stay one level deep for every walk over the tree. `range` has
+/// exactly one arm.
 #[derive(Debug, Clone)]
 pub(crate) struct Branch {
     pub kind: BranchKind,
+    pub arms: Vec<Arm>,
+    pub else_list: Option<List>,
+}
+
+/// One condition (or range pipeline) and the list it guards.
+#[derive(Debug, Clone)]
+pub(crate) struct Arm {
     pub pipe: Pipe,
     pub list: List,
-    pub else_list: Option<List>,
+}
+
+/// Where a node is in the template text, for Go-style error messages: Go's
+/// node position and the byte range of the node's source. Offsets rather
+/// than copies, so nested parentheses do not copy the inner text per level.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span {
+    pub pos: usize,
+    pub start: usize,
+    pub end: usize,
 }
 
 /// A pipeline, possibly declaring (`:=`) or assigning (`=`) variables.
@@ -50,14 +77,14 @@ pub(crate) struct Pipe {
 pub(crate) struct Cmd {
     pub args: Vec<Arg>,
     /// Per argument: Go's node position and text, for error context.
-    pub spans: Vec<(usize, Box<str>)>,
-    /// Byte offset of the command, for Go-style error locations.
-    pub pos: usize,
-    /// Source text of the command, for Go-style error context.
-    pub src: Box<str>,
-    /// The compiled pattern when this is `regexReplaceAll`/`count`/… with a
-    /// literal pattern: Go compiles it per call, we compile it once.
-    pub re: Option<Result<regex::Regex, String>>,
+    pub spans: Vec<Span>,
+    /// The whole command, for Go-style error locations and context.
+    pub span: Span,
+    /// When this is `regexReplaceAll`/`count`/… with a literal pattern, the
+    /// slot its compiled form is kept in once first used (Go compiles per
+    /// call); commands with the same pattern share one. Only the first
+    /// [`super::limits::MAX_CACHED_REGEXES`] patterns of a template get one.
+    pub re: Option<RegexSlot>,
 }
 
 /// An operand.

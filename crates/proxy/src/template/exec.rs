@@ -1,9 +1,17 @@
 //! Execution of a parsed template against a [`Context`].
+//!
+//! The walk recurses over the tree, whose depth the parser bounds
+//! ([`super::limits::MAX_DEPTH`]); each render has a budget of steps and
+//! output bytes ([`super::limits`]).
 
 use std::borrow::Cow;
 
-use super::ast::{Arg, Branch, BranchKind, Cmd, List, Node, Pipe};
+use super::ast::{Arg, Branch, BranchKind, Cmd, List, Node, Pipe, Span};
 use super::funcs::Func;
+use super::limits::{
+    BYTES_PER_STEP, MAX_OUTPUT_BYTES, MAX_STEPS, REGEX_COMPILE_STEPS, VARS_PER_STEP,
+    output_too_large, result_too_large, steps_exceeded,
+};
 use super::value::{IntKind, Value, write_value};
 use super::{Context, TemplateError};
 
@@ -14,32 +22,58 @@ enum Flow {
     Continue,
 }
 
-/// An execution failure: the message and the command it happened at.
+/// An execution failure: the message and the node it happened at (none
+/// for a spent output budget, which Go would report as its writer's error,
+/// without a location).
 pub(crate) struct ExecErr {
     pub msg: String,
-    pub pos: usize,
-    pub src: Box<str>,
+    pub at: Option<(usize, Box<str>)>,
 }
 
 type X<T> = Result<T, ExecErr>;
 
 pub(crate) struct State<'a> {
-    pub ctx: &'a dyn Context,
-    pub vars: Vec<(&'a str, Value<'a>)>,
-    pub cmd: Option<&'a Cmd>,
-    pub depth: usize,
+    ctx: &'a dyn Context,
+    /// The template text, which the tree's spans index.
+    text: &'a str,
+    vars: Vec<(&'a str, Value<'a>)>,
+    cmd: Option<&'a Cmd>,
     /// Go's "current node" (`state.at`): the last node evaluated, which
     /// Go's error texts point at.
-    pub at: (usize, &'a str),
+    at: (usize, &'a str),
+    /// Steps left of [`MAX_STEPS`].
+    steps: usize,
+    /// Length of the output buffer before this render.
+    out_start: usize,
+    /// How many labels the context has, counted at first need.
+    labels: Option<usize>,
 }
 
 impl<'a> State<'a> {
+    /// A render of template `text` with `$` and dot the label map, appending
+    /// to an output buffer that holds `out_start` bytes already.
+    pub(crate) fn new(ctx: &'a dyn Context, text: &'a str, out_start: usize) -> Self {
+        State {
+            ctx,
+            text,
+            vars: vec![("$", Value::Labels)],
+            cmd: None,
+            at: (0, ""),
+            steps: MAX_STEPS,
+            out_start,
+            labels: None,
+        }
+    }
+
+    fn src(&self, s: &Span) -> &'a str {
+        &self.text[s.start..s.end]
+    }
+
     /// Fails at the current node.
     fn fail<T>(&self, msg: impl Into<String>) -> X<T> {
         Err(ExecErr {
             msg: msg.into(),
-            pos: self.at.0,
-            src: self.at.1.into(),
+            at: Some((self.at.0, self.at.1.into())),
         })
     }
 
@@ -48,11 +82,66 @@ impl<'a> State<'a> {
         match self.cmd {
             Some(c) => Err(ExecErr {
                 msg: msg.into(),
-                pos: c.pos,
-                src: c.src.clone(),
+                at: Some((c.span.pos, self.src(&c.span).into())),
             }),
             None => self.fail(msg),
         }
+    }
+
+    /// Takes `n` steps from the budget.
+    fn spend(&mut self, n: usize) -> X<()> {
+        match self.steps.checked_sub(n) {
+            Some(left) => {
+                self.steps = left;
+                Ok(())
+            }
+            None => {
+                self.steps = 0;
+                self.fail(steps_exceeded())
+            }
+        }
+    }
+
+    /// Accounts for output written since the buffer was `before` long.
+    fn wrote(&mut self, out: &str, before: usize) -> X<()> {
+        if out.len() - self.out_start > MAX_OUTPUT_BYTES {
+            return Err(ExecErr {
+                msg: output_too_large(),
+                at: None,
+            });
+        }
+        self.spend((out.len() - before) / BYTES_PER_STEP)
+    }
+
+    /// Pays for a walk over the context's labels (a lookup, a truth test,
+    /// `len .`): contexts scan them, and a parsed line can have thousands.
+    fn pay_labels(&mut self) -> X<()> {
+        let n = match self.labels {
+            Some(n) => n,
+            None => {
+                let mut n = 0;
+                self.ctx.for_each_label(&mut |_, _| n += 1);
+                self.labels = Some(n);
+                n
+            }
+        };
+        self.spend(n / VARS_PER_STEP)
+    }
+
+    /// Go's truth of `v`, paying for a walk over the labels.
+    fn truth(&mut self, v: &Value<'a>) -> X<bool> {
+        if let Value::Labels = v {
+            self.pay_labels()?;
+        }
+        Ok(v.truth(self.ctx))
+    }
+
+    /// Finds the innermost variable `name`, paying for the scan.
+    fn var_index(&mut self, name: &str) -> X<Option<usize>> {
+        let k = self.vars.iter().rposition(|(n, _)| *n == name);
+        let scanned = self.vars.len() - k.map_or(0, |k| k);
+        self.spend(scanned / VARS_PER_STEP)?;
+        Ok(k)
     }
 
     pub(crate) fn run(&mut self, list: &'a List, dot: &Value<'a>, out: &mut String) -> X<()> {
@@ -61,12 +150,19 @@ impl<'a> State<'a> {
 
     fn list(&mut self, list: &'a List, dot: &Value<'a>, out: &mut String) -> X<Flow> {
         for n in list {
+            self.spend(1)?;
             match n {
-                Node::Text(t) => out.push_str(t),
+                Node::Text(t) => {
+                    let before = out.len();
+                    out.push_str(t);
+                    self.wrote(out, before)?;
+                }
                 Node::Action(p) => {
                     let v = self.pipe(p, dot)?;
                     if p.decl.is_empty() {
+                        let before = out.len();
                         write_value(out, &v, self.ctx);
+                        self.wrote(out, before)?;
                     }
                 }
                 Node::Branch(b) => match self.branch(b, dot, out)? {
@@ -83,71 +179,93 @@ impl<'a> State<'a> {
     fn branch(&mut self, b: &'a Branch, dot: &Value<'a>, out: &mut String) -> X<Flow> {
         let mark = self.vars.len();
         let r = match b.kind {
-            BranchKind::If | BranchKind::With => {
-                let v = self.pipe(&b.pipe, dot)?;
-                if v.truth(self.ctx) {
-                    let d = if b.kind == BranchKind::With {
-                        v
-                    } else {
-                        dot.clone()
-                    };
-                    self.list(&b.list, &d, out)
-                } else if let Some(e) = &b.else_list {
-                    self.list(e, dot, out)
-                } else {
-                    Ok(Flow::Normal)
-                }
-            }
+            BranchKind::If | BranchKind::With => self.if_with(b, dot, out),
             BranchKind::Range => self.range(b, dot, out),
         };
         self.vars.truncate(mark);
         r
     }
 
+    /// Runs the first arm whose pipeline is true (for `with`, with that
+    /// value as dot), else the else list.
+    fn if_with(&mut self, b: &'a Branch, dot: &Value<'a>, out: &mut String) -> X<Flow> {
+        for arm in &b.arms {
+            let v = self.pipe(&arm.pipe, dot)?;
+            if self.truth(&v)? {
+                return if b.kind == BranchKind::With {
+                    self.list(&arm.list, &v, out)
+                } else {
+                    self.list(&arm.list, dot, out)
+                };
+            }
+        }
+        match &b.else_list {
+            Some(e) => self.list(e, dot, out),
+            None => Ok(Flow::Normal),
+        }
+    }
+
     fn range(&mut self, b: &'a Branch, dot: &Value<'a>, out: &mut String) -> X<Flow> {
         // The pipeline's declarations are set per element, not to the whole value.
-        let mut pipe = b.pipe.clone();
-        let decl = std::mem::take(&mut pipe.decl);
-        let v = self.eval_cmds(&b.pipe.cmds, dot)?;
-        let _ = pipe;
-        let items: Vec<(Value<'a>, Value<'a>)> = match &v {
-            Value::List(l) => l
-                .iter()
-                .enumerate()
-                .map(|(k, e)| (Value::Int(k as i64, IntKind::Int), e.clone()))
-                .collect(),
-            Value::Map(m) => m
-                .iter()
-                .map(|(k, e)| (Value::Str(Cow::Owned(k.clone())), e.clone()))
-                .collect(),
+        let arm = &b.arms[0];
+        let v = self.eval_cmds(&arm.pipe.cmds, dot)?;
+        match v {
+            Value::List(l) => {
+                let items = l
+                    .iter()
+                    .enumerate()
+                    .map(|(k, e)| (Value::Int(k as i64, IntKind::Int), e.clone()));
+                self.iterate(b, items, dot, out)
+            }
+            Value::Map(m) => {
+                let items = m
+                    .iter()
+                    .map(|(k, e)| (Value::Str(Cow::Owned(k.clone())), e.clone()));
+                self.iterate(b, items, dot, out)
+            }
             Value::Labels => {
+                self.pay_labels()?;
                 let mut pairs: Vec<(String, String)> = Vec::new();
                 self.ctx
                     .for_each_label(&mut |k, v| pairs.push((k.into(), v.into())));
                 pairs.sort();
-                pairs
+                let items = pairs
                     .into_iter()
-                    .map(|(k, v)| (Value::Str(Cow::Owned(k)), Value::Str(Cow::Owned(v))))
-                    .collect()
+                    .map(|(k, v)| (Value::Str(Cow::Owned(k)), Value::Str(Cow::Owned(v))));
+                self.iterate(b, items, dot, out)
             }
             Value::Int(n, _) => {
-                if decl.len() > 1 {
+                if arm.pipe.decl.len() > 1 {
                     return self.fail(format!(
                         "can't use {n} to iterate over more than one variable"
                     ));
                 }
-                (0..*n)
-                    .map(|k| (Value::Int(k, IntKind::Int), Value::Int(k, IntKind::Int)))
-                    .collect()
+                // Lazily: `range N` costs a step per iteration, not N items up front.
+                let items =
+                    (0..n).map(|k| (Value::Int(k, IntKind::Int), Value::Int(k, IntKind::Int)));
+                self.iterate(b, items, dot, out)
             }
-            Value::Nil => Vec::new(),
+            Value::Nil => self.iterate(b, std::iter::empty(), dot, out),
             other => {
                 let mut s = String::new();
-                write_value(&mut s, other, self.ctx);
-                return self.fail(format!("range can't iterate over {s}"));
+                write_value(&mut s, &other, self.ctx);
+                self.fail(format!("range can't iterate over {s}"))
             }
-        };
-        if items.is_empty() {
+        }
+    }
+
+    /// Runs a range's list once per (key, element), or its else list when
+    /// there is none.
+    fn iterate(
+        &mut self,
+        b: &'a Branch,
+        items: impl Iterator<Item = (Value<'a>, Value<'a>)>,
+        dot: &Value<'a>,
+        out: &mut String,
+    ) -> X<Flow> {
+        let arm = &b.arms[0];
+        let mut items = items.peekable();
+        if items.peek().is_none() {
             if let Some(e) = &b.else_list {
                 return self.list(e, dot, out);
             }
@@ -155,16 +273,17 @@ impl<'a> State<'a> {
         }
         let mark = self.vars.len();
         for (k, e) in items {
+            self.spend(1 + e.weight() / BYTES_PER_STEP)?;
             self.vars.truncate(mark);
-            match decl.len() {
+            match arm.pipe.decl.len() {
                 0 => {}
-                1 => self.vars.push((&b.pipe.decl[0], e.clone())),
+                1 => self.vars.push((&arm.pipe.decl[0], e.clone())),
                 _ => {
-                    self.vars.push((&b.pipe.decl[0], k));
-                    self.vars.push((&b.pipe.decl[1], e.clone()));
+                    self.vars.push((&arm.pipe.decl[0], k));
+                    self.vars.push((&arm.pipe.decl[1], e.clone()));
                 }
             }
-            if let Flow::Break = self.list(&b.list, &e, out)? {
+            if let Flow::Break = self.list(&arm.list, &e, out)? {
                 break;
             }
         }
@@ -173,10 +292,13 @@ impl<'a> State<'a> {
 
     fn pipe(&mut self, p: &'a Pipe, dot: &Value<'a>) -> X<Value<'a>> {
         let v = self.eval_cmds(&p.cmds, dot)?;
+        if !p.decl.is_empty() {
+            self.spend(p.decl.len() * v.weight() / BYTES_PER_STEP)?;
+        }
         for name in &p.decl {
             if p.is_assign {
-                match self.vars.iter_mut().rev().find(|(n, _)| *n == &**name) {
-                    Some(slot) => slot.1 = v.clone(),
+                match self.var_index(name)? {
+                    Some(k) => self.vars[k].1 = v.clone(),
                     None => return self.fail(format!("undefined variable: {name}")),
                 }
             } else {
@@ -198,7 +320,7 @@ impl<'a> State<'a> {
     }
 
     fn cmd(&mut self, c: &'a Cmd, dot: &Value<'a>, fin: Option<Value<'a>>) -> X<Value<'a>> {
-        self.at = (c.spans[0].0, &c.spans[0].1);
+        self.at = (c.spans[0].pos, self.src(&c.spans[0]));
         match &c.args[0] {
             Arg::Func(f, name) => self.call(*f, name, Some(c), dot, fin),
             Arg::Nil => self.fail("nil is not a command"),
@@ -213,7 +335,7 @@ impl<'a> State<'a> {
                     }
                     return self.fail(format!(
                         "can't give argument to non-function {}",
-                        c.spans[0].1
+                        self.src(&c.spans[0])
                     ));
                 }
                 self.arg(first, dot, &c.spans[0])
@@ -232,8 +354,8 @@ impl<'a> State<'a> {
         fin: Option<Value<'a>>,
     ) -> X<Value<'a>> {
         let ident = self.at;
-        let (args, spans, re): (&'a [Arg], &'a [(usize, Box<str>)], _) = match cmd {
-            Some(c) => (&c.args[1..], &c.spans[1..], c.re.as_ref()),
+        let (args, spans, re): (&'a [Arg], &'a [Span], _) = match cmd {
+            Some(c) => (&c.args[1..], &c.spans[1..], c.re.as_deref()),
             None => (&[], &[], None),
         };
         if matches!(f, Func::And | Func::Or) {
@@ -246,7 +368,7 @@ impl<'a> State<'a> {
             let mut v = Value::Nil;
             for (a, sp) in args.iter().zip(spans) {
                 v = self.arg(a, dot, sp)?;
-                if v.truth(self.ctx) == (f == Func::Or) {
+                if self.truth(&v)? == (f == Func::Or) {
                     return Ok(v);
                 }
             }
@@ -262,7 +384,7 @@ impl<'a> State<'a> {
             };
             return self.fail_cmd(format!(
                 "error calling call: non-function {} of type {}",
-                spans[0].1,
+                self.src(&spans[0]),
                 v.type_name()
             ));
         }
@@ -276,8 +398,39 @@ impl<'a> State<'a> {
         if let Some(x) = fin {
             vals.push(x);
         }
+        // Functions read their string arguments (`len` and `index` only
+        // look at a length or one byte) and pay for what they make.
+        let read: usize = match f {
+            Func::Len | Func::Index => 0,
+            _ => vals.iter().map(|v| v.as_str().map_or(0, str::len)).sum(),
+        };
+        if vals.iter().any(|v| matches!(v, Value::Labels)) {
+            self.pay_labels()?;
+        }
+        self.spend(1 + read / BYTES_PER_STEP)?;
+        // Compiling a pattern can take far longer than anything else a call
+        // does; a literal one is compiled once per query.
+        let compiles = matches!(
+            f,
+            Func::RegexReplaceAll | Func::RegexReplaceAllLiteral | Func::Count
+        ) && re.is_none_or(|slot| slot.get().is_none());
+        if compiles {
+            self.spend(REGEX_COMPILE_STEPS)?;
+        }
         match f.call(name, vals, self.ctx, re) {
-            Ok(v) => Ok(v),
+            Ok(v) => {
+                let made = match &v {
+                    Value::Str(Cow::Owned(s)) => s.len(),
+                    Value::List(l) => l.len() * 8,
+                    Value::Map(m) => m.len() * 8,
+                    _ => 0,
+                };
+                if made > MAX_OUTPUT_BYTES && matches!(v, Value::Str(_)) {
+                    return self.fail_cmd(format!("error calling {name}: {}", result_too_large()));
+                }
+                self.spend(made / BYTES_PER_STEP)?;
+                Ok(v)
+            }
             Err(m) => {
                 if m.starts_with("wrong number of args") {
                     self.at = ident;
@@ -293,7 +446,7 @@ impl<'a> State<'a> {
                             format!("expected string; found {}", n.text)
                         }
                         (Some(Arg::Str(_)), Some((w, _))) if w.ends_with("int") => {
-                            format!("expected integer; found {}", spans[k].1)
+                            format!("expected integer; found {}", self.src(&spans[k]))
                         }
                         (Some(Arg::Bool(b)), Some((w, _))) if !w.ends_with("bool") => {
                             format!(
@@ -313,52 +466,49 @@ impl<'a> State<'a> {
         }
     }
 
-    fn arg(&mut self, a: &'a Arg, dot: &Value<'a>, span: &'a (usize, Box<str>)) -> X<Value<'a>> {
-        self.at = (span.0, &span.1);
-        match a {
-            Arg::Dot => Ok(dot.clone()),
-            Arg::Nil => Ok(Value::Nil),
-            Arg::Bool(b) => Ok(Value::Bool(*b)),
-            Arg::Number(n) => Ok(match (n.int, n.is_float_text) {
+    fn arg(&mut self, a: &'a Arg, dot: &Value<'a>, span: &'a Span) -> X<Value<'a>> {
+        self.at = (span.pos, self.src(span));
+        let v = match a {
+            Arg::Dot => dot.clone(),
+            Arg::Nil => Value::Nil,
+            Arg::Bool(b) => Value::Bool(*b),
+            Arg::Number(n) => match (n.int, n.is_float_text) {
                 (Some(i), false) => Value::Int(i, IntKind::Int),
                 _ => match n.float {
                     Some(f) => Value::Float(f),
                     None => return self.fail(format!("{} overflows int", n.text)),
                 },
-            }),
-            Arg::Str(s) => Ok(Value::Str(Cow::Borrowed(s))),
-            Arg::Field(names) => self.fields(dot.clone(), names),
+            },
+            Arg::Str(s) => Value::Str(Cow::Borrowed(s)),
+            Arg::Field(names) => self.fields(dot.clone(), names)?,
             Arg::Var(name, names) => {
-                let v = self
-                    .vars
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| *n == &**name)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or(Value::Nil);
-                self.fields(v, names)
+                let v = match self.var_index(name)? {
+                    Some(k) => self.vars[k].1.clone(),
+                    None => Value::Nil,
+                };
+                self.fields(v, names)?
             }
-            Arg::Func(f, name) => self.call(*f, name, None, dot, None),
+            Arg::Func(f, name) => self.call(*f, name, None, dot, None)?,
             Arg::Paren(p, names) => {
-                self.depth += 1;
-                if self.depth > 10_000 {
-                    return self.fail("exceeded maximum template depth (100000)");
-                }
-                let v = self.eval_cmds(&p.cmds, dot);
-                self.depth -= 1;
-                let v = v?;
+                let v = self.eval_cmds(&p.cmds, dot)?;
                 for name in &p.decl {
                     self.vars.push((name, v.clone()));
                 }
-                self.fields(v, names)
+                self.fields(v, names)?
             }
-        }
+        };
+        // Copying an owned string (a variable, dot, a map entry) is work too.
+        self.spend(1 + v.weight() / BYTES_PER_STEP)?;
+        Ok(v)
     }
 
-    fn fields(&self, mut v: Value<'a>, names: &[Box<str>]) -> X<Value<'a>> {
+    fn fields(&mut self, mut v: Value<'a>, names: &[Box<str>]) -> X<Value<'a>> {
         for n in names {
             v = match v {
-                Value::Labels => Value::Str(Cow::Borrowed(self.ctx.label(n).unwrap_or(""))),
+                Value::Labels => {
+                    self.pay_labels()?;
+                    Value::Str(Cow::Borrowed(self.ctx.label(n).unwrap_or("")))
+                }
                 Value::Map(m) => m.get(&**n).cloned().unwrap_or(Value::Nil),
                 Value::Time(t) => match &**n {
                     "Unix" => Value::Int(t.secs, IntKind::Int64),
@@ -388,14 +538,17 @@ impl<'a> State<'a> {
 
 /// Formats an execution error as Go does.
 pub(crate) fn exec_error(name: &str, text: &str, e: ExecErr) -> TemplateError {
-    let before = &text[..e.pos.min(text.len())];
+    let Some((pos, src)) = e.at else {
+        return TemplateError::Exec(format!("template: {name}: {}", e.msg));
+    };
+    let before = &text[..pos.min(text.len())];
     let line = 1 + before.matches('\n').count();
     let col = match before.rfind('\n') {
-        Some(k) => e.pos - (k + 1),
-        None => e.pos,
+        Some(k) => pos - (k + 1),
+        None => pos,
     };
     TemplateError::Exec(format!(
-        "template: {name}:{line}:{col}: executing \"{name}\" at <{}>: {}",
-        e.src, e.msg
+        "template: {name}:{line}:{col}: executing \"{name}\" at <{src}>: {}",
+        e.msg
     ))
 }

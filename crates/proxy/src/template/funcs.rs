@@ -23,7 +23,6 @@ use super::value::Value;
 use args::R;
 
 pub(crate) use args::split_arg_err;
-pub(crate) use parsing::regex;
 
 macro_rules! funcs {
     ($($v:ident = $n:literal),* $(,)?) => {
@@ -68,13 +67,13 @@ funcs! {
 impl Func {
     /// Calls the function on evaluated arguments (`and`/`or` are handled by
     /// the executor because they short-circuit). `re` is the first
-    /// argument's regexp, compiled at parse time when it was a literal.
+    /// argument's regexp slot when it was a literal.
     pub(crate) fn call<'a>(
         self,
         name: &str,
         args: Vec<Value<'a>>,
         ctx: &'a dyn Context,
-        re: Option<&Result<regex::Regex, String>>,
+        re: Option<&std::sync::OnceLock<Result<regex::Regex, String>>>,
     ) -> R<'a> {
         use Func::*;
         let a = args.as_slice();

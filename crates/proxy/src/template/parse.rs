@@ -1,8 +1,11 @@
 //! Parser from tokens to the tree in [`super::ast`], with Go's error texts.
 
-use super::ast::{Arg, Branch, BranchKind, Cmd, List, Node, Number, Pipe};
+use std::collections::HashMap;
+
+use super::ast::{Arg, Arm, Branch, BranchKind, Cmd, List, Node, Number, Pipe, RegexSlot, Span};
 use super::funcs::Func;
 use super::lex::{Item, Tok, lex};
+use super::limits::{DEPTH_EXCEEDED, MAX_CACHED_REGEXES, MAX_DEPTH};
 
 /// Parses `text` as template `name`; errors carry Go's message without the
 /// `template: name:line: ` prefix, plus the line.
@@ -12,11 +15,15 @@ pub(crate) fn parse(text: &str) -> Result<List, (usize, String)> {
         text,
         items,
         i: 0,
-        vars: vec!["$".into()],
+        vars: Vec::new(),
+        declared: HashMap::new(),
+        regexes: HashMap::new(),
         range_depth: 0,
+        depth: 0,
         line: 1,
         action_line: 0,
     };
+    p.declare("$");
     p.top()
 }
 
@@ -26,8 +33,16 @@ struct Parser<'a> {
     text: &'a str,
     items: Vec<Item>,
     i: usize,
+    /// Variables in scope, innermost last (popped at `{{end}}`).
     vars: Vec<Box<str>>,
+    /// How many entries of `vars` bear each name: a use is checked in
+    /// constant time, not by a scan of every declaration before it.
+    declared: HashMap<Box<str>, usize>,
+    /// The slots of the literal regex patterns met so far.
+    regexes: HashMap<Box<str>, RegexSlot>,
     range_depth: usize,
+    /// Parentheses and control bodies open around the current token.
+    depth: usize,
     line: usize,
     action_line: usize,
 }
@@ -63,6 +78,45 @@ fn tok_str(text: &str, it: &Item, next_pos: usize) -> String {
 }
 
 impl Parser<'_> {
+    fn declare(&mut self, name: &str) {
+        self.vars.push(name.into());
+        *self.declared.entry(name.into()).or_insert(0) += 1;
+    }
+
+    fn pop_vars(&mut self, len: usize) {
+        for name in self.vars.drain(len..) {
+            if let Some(n) = self.declared.get_mut(&name) {
+                *n -= 1;
+                if *n == 0 {
+                    self.declared.remove(&name);
+                }
+            }
+        }
+    }
+
+    /// The shared slot for a literal pattern, while there are slots left.
+    fn regex_slot(&mut self, pattern: &str) -> Option<RegexSlot> {
+        if let Some(slot) = self.regexes.get(pattern) {
+            return Some(slot.clone());
+        }
+        if self.regexes.len() >= MAX_CACHED_REGEXES {
+            return None;
+        }
+        let slot = RegexSlot::default();
+        self.regexes.insert(pattern.into(), slot.clone());
+        Some(slot)
+    }
+
+    /// Opens one nesting level, refusing one past [`MAX_DEPTH`] before the
+    /// parser recurses into it.
+    fn enter(&mut self) -> PResult<()> {
+        if self.depth >= MAX_DEPTH {
+            return self.err(DEPTH_EXCEEDED.into());
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
     fn next(&mut self) -> Item {
         let it = self.items[self.i.min(self.items.len() - 1)].clone();
         if self.i < self.items.len() - 1 {
@@ -237,50 +291,53 @@ impl Parser<'_> {
         Ok(())
     }
 
+    /// A control structure after its keyword, with its `else if`/`else
+    /// with` chain parsed in a loop into arms of one branch (Go nests each
+    /// link in the previous one's else list; the meaning is the same).
     fn control(&mut self, kind: BranchKind, context: &str) -> PResult<Node> {
+        self.enter()?;
         let nvars = self.vars.len();
-        let pipe = self.pipeline(context, true)?;
-        if kind == BranchKind::Range {
-            self.range_depth += 1;
-        }
-        let (list, end) = self.item_list()?;
-        if kind == BranchKind::Range {
-            self.range_depth -= 1;
-        }
-        let else_list = match end {
-            Stop::End => None,
-            Stop::Eof => return self.err("unexpected EOF".into()),
-            Stop::Else => {
-                if kind != BranchKind::Range
-                    && let Tok::Keyword(k @ ("if" | "with")) = self.peek_non_space()
-                {
-                    let nested_kind = if k == "if" {
-                        BranchKind::If
-                    } else {
-                        BranchKind::With
-                    };
-                    if (nested_kind == BranchKind::If) != (kind == BranchKind::If) {
-                        let it = self.next_non_space();
-                        return self.unexpected(&it, "input");
+        let mut arms = Vec::new();
+        let mut context = context;
+        let else_list = loop {
+            let pipe = self.pipeline(context, true)?;
+            if kind == BranchKind::Range {
+                self.range_depth += 1;
+            }
+            let (list, end) = self.item_list()?;
+            if kind == BranchKind::Range {
+                self.range_depth -= 1;
+            }
+            arms.push(Arm { pipe, list });
+            match end {
+                Stop::End => break None,
+                Stop::Eof => return self.err("unexpected EOF".into()),
+                Stop::Else => {
+                    if kind != BranchKind::Range
+                        && let Tok::Keyword(k @ ("if" | "with")) = self.peek_non_space()
+                    {
+                        // `{{else if x}}…{{end}}` is `{{else}}{{if x}}…{{end}}{{end}}`.
+                        if (k == "if") != (kind == BranchKind::If) {
+                            let it = self.next_non_space();
+                            return self.unexpected(&it, "input");
+                        }
+                        self.next_non_space();
+                        context = k;
+                        continue;
                     }
-                    self.next_non_space();
-                    // `{{else if x}}…{{end}}` is `{{else}}{{if x}}…{{end}}{{end}}`.
-                    let nested = self.control(nested_kind, k)?;
-                    Some(vec![nested])
-                } else {
                     let (else_list, end) = self.item_list()?;
                     if !matches!(end, Stop::End) {
                         return self.err("expected end; found {{else}}".into());
                     }
-                    Some(else_list)
+                    break Some(else_list);
                 }
             }
         };
-        self.vars.truncate(nvars);
+        self.pop_vars(nvars);
+        self.depth -= 1;
         Ok(Node::Branch(Box::new(Branch {
             kind,
-            pipe,
-            list,
+            arms,
             else_list,
         })))
     }
@@ -306,13 +363,13 @@ impl Parser<'_> {
                     self.next_non_space();
                     pipe.is_assign = t == Tok::Assign;
                     pipe.decl.push(name.clone().into_boxed_str());
-                    self.vars.push(name.clone().into_boxed_str());
+                    self.declare(name);
                     break;
                 }
                 Tok::Char(',') => {
                     self.next_non_space();
                     pipe.decl.push(name.clone().into_boxed_str());
-                    self.vars.push(name.clone().into_boxed_str());
+                    self.declare(name);
                     if context == "range" && pipe.decl.len() < 2 {
                         match self.peek_non_space() {
                             Tok::Variable(_) | Tok::Right | Tok::RParen => continue,
@@ -384,8 +441,11 @@ impl Parser<'_> {
                 let start = self.peek().pos;
                 let (op, chain_pos) = self.operand()?;
                 end = self.peek().pos;
-                let src = self.text[start..end.max(start)].trim_end();
-                spans.push((chain_pos.unwrap_or(start), src.into()));
+                spans.push(Span {
+                    pos: chain_pos.unwrap_or(start),
+                    start,
+                    end: start + self.text[start..end.max(start)].trim_end().len(),
+                });
                 args.push(op);
             }
             let it = self.next();
@@ -401,19 +461,25 @@ impl Parser<'_> {
         if args.is_empty() {
             return self.err("empty command".into());
         }
-        let src = self.text[pos..end.max(pos).min(self.text.len())].trim_end();
+        let src_end = pos
+            + self.text[pos..end.max(pos).min(self.text.len())]
+                .trim_end()
+                .len();
         let re = match (&args[0], args.get(1)) {
             (
                 Arg::Func(Func::RegexReplaceAll | Func::RegexReplaceAllLiteral | Func::Count, _),
                 Some(Arg::Str(p)),
-            ) => Some(super::funcs::regex(p)),
+            ) => self.regex_slot(p),
             _ => None,
         };
         Ok(Cmd {
             args,
             spans,
-            pos,
-            src: src.into(),
+            span: Span {
+                pos,
+                start: pos,
+                end: src_end,
+            },
             re,
         })
     }
@@ -470,7 +536,7 @@ impl Parser<'_> {
             Tok::Dot => Arg::Dot,
             Tok::Nil => Arg::Nil,
             Tok::Variable(name) => {
-                if !self.vars.iter().any(|x| **x == *name) {
+                if !self.declared.contains_key(name.as_str()) {
                     return self.err(format!("undefined variable {name:?}"));
                 }
                 Arg::Var(name.into_boxed_str(), Vec::new())
@@ -491,7 +557,9 @@ impl Parser<'_> {
                 None => return self.err(format!("illegal number syntax: {s:?}")),
             },
             Tok::LParen => {
+                self.enter()?;
                 let pipe = self.pipeline("parenthesized pipeline", false)?;
+                self.depth -= 1;
                 Arg::Paren(Box::new(pipe), Vec::new())
             }
             Tok::Str(s) => match unquote(&s) {

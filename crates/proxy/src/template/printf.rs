@@ -1,6 +1,7 @@
 //! Go's `fmt` formatting for template values: `print`, `println`, `printf`.
 
 use super::Context;
+use super::limits::MAX_OUTPUT_BYTES;
 use super::value::{Value, write_v};
 
 /// Go's `strconv.Quote`.
@@ -238,7 +239,9 @@ fn pad(out: &mut String, s: &str, spec: &Spec, numeric: bool) {
     }
 }
 
-fn bad_verb(out: &mut String, verb: char, a: &Value<'_>, ctx: &dyn Context) {
+/// Go's `badVerb`: the value is printed with `%v` and the verb's flags,
+/// width and precision (`%5z` of 3 is `%!z(int=    3)`).
+fn bad_verb(out: &mut String, verb: char, a: &Value<'_>, spec: &Spec, ctx: &dyn Context) {
     out.push_str("%!");
     out.push(verb);
     out.push('(');
@@ -247,7 +250,7 @@ fn bad_verb(out: &mut String, verb: char, a: &Value<'_>, ctx: &dyn Context) {
     } else {
         out.push_str(a.type_name());
         out.push('=');
-        write_v(out, a, ctx);
+        fmt_arg(out, a, 'v', spec, ctx);
     }
     out.push(')');
 }
@@ -267,8 +270,10 @@ fn fmt_int(out: &mut String, i: i64, verb: char, spec: &Spec) {
         if p == 0 && u == 0 {
             digits.clear();
         }
-        while digits.len() < p {
-            digits.insert(0, '0');
+        if digits.len() < p {
+            let mut z = "0".repeat(p - digits.len());
+            z.push_str(&digits);
+            digits = z;
         }
     }
     let mut s = String::new();
@@ -377,7 +382,7 @@ fn fmt_str(out: &mut String, s: &str, verb: char, spec: &Spec) {
 fn fmt_arg(out: &mut String, a: &Value<'_>, verb: char, spec: &Spec, ctx: &dyn Context) {
     match (a, verb) {
         (Value::Nil, 'v') => pad(out, "<nil>", spec, false),
-        (Value::Nil, _) => bad_verb(out, verb, a, ctx),
+        (Value::Nil, _) => bad_verb(out, verb, a, spec, ctx),
         (Value::Bool(b), 'v' | 't') => pad(out, if *b { "true" } else { "false" }, spec, false),
         (Value::Int(i, _), 'v' | 'd' | 'x' | 'X' | 'o' | 'O' | 'b') => fmt_int(out, *i, verb, spec),
         (Value::Int(i, _), 'c') => {
@@ -451,12 +456,46 @@ fn fmt_arg(out: &mut String, a: &Value<'_>, verb: char, spec: &Spec, ctx: &dyn C
             write_v(&mut s, a, ctx);
             pad(out, &s, spec, false);
         }
-        _ => bad_verb(out, verb, a, ctx),
+        _ => bad_verb(out, verb, a, spec, ctx),
     }
 }
 
-/// `fmt.Sprintf` over template values.
-pub(crate) fn sprintf(out: &mut String, format: &str, args: &[Value<'_>], ctx: &dyn Context) {
+/// Go's `fmt.tooLarge`: a width or precision fmt refuses.
+fn too_large(x: i64) -> bool {
+    !(-1_000_000..=1_000_000).contains(&x)
+}
+
+/// Go's `fmt.parsenum`: the digits at `i`, whether there were any, and
+/// where they end. Go gives up when the number passes 1e6 before its last
+/// digit, returning the end of the whole format (so that the verb is
+/// missing).
+fn parse_num(b: &[u8], mut i: usize) -> (usize, bool, usize) {
+    let mut num = 0;
+    let mut isnum = false;
+    while i < b.len() && b[i].is_ascii_digit() {
+        if too_large(num as i64) {
+            return (0, false, b.len());
+        }
+        num = num * 10 + usize::from(b[i] - b'0');
+        isnum = true;
+        i += 1;
+    }
+    (num, isnum, i)
+}
+
+/// The output limit was reached while formatting.
+pub(crate) struct TooLarge;
+
+/// `fmt.Sprintf` over template values. Widths and precisions are Go's
+/// (at most 1e6 from an argument, about 1e7 written out); any that would
+/// take the result past [`MAX_OUTPUT_BYTES`] stops it with [`TooLarge`]
+/// before the padding is allocated.
+pub(crate) fn sprintf(
+    out: &mut String,
+    format: &str,
+    args: &[Value<'_>],
+    ctx: &dyn Context,
+) -> Result<(), TooLarge> {
     let b = format.as_bytes();
     let mut i = 0;
     let mut argi = 0;
@@ -501,7 +540,7 @@ pub(crate) fn sprintf(out: &mut String, format: &str, args: &[Value<'_>], ctx: &
         if i < b.len() && b[i] == b'*' {
             i += 1;
             match args.get(argi) {
-                Some(Value::Int(w, _)) => {
+                Some(Value::Int(w, _)) if !too_large(*w) => {
                     if *w < 0 {
                         spec.minus = true;
                         spec.zero = false;
@@ -512,29 +551,28 @@ pub(crate) fn sprintf(out: &mut String, format: &str, args: &[Value<'_>], ctx: &
             }
             argi += 1;
         } else {
-            let s = i;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            if i > s {
-                spec.width = format[s..i].parse().ok();
+            let (w, isnum, next) = parse_num(b, i);
+            i = next;
+            if isnum {
+                spec.width = Some(w);
             }
         }
-        if i < b.len() && b[i] == b'.' {
+        // Go reads a precision only when something follows the dot.
+        if i + 1 < b.len() && b[i] == b'.' {
             i += 1;
-            if i < b.len() && b[i] == b'*' {
+            if b[i] == b'*' {
                 i += 1;
                 match args.get(argi) {
-                    Some(Value::Int(p, _)) if *p >= 0 => spec.prec = Some(*p as usize),
+                    Some(Value::Int(p, _)) if *p >= 0 && !too_large(*p) => {
+                        spec.prec = Some(*p as usize)
+                    }
                     _ => out.push_str("%!(BADPREC)"),
                 }
                 argi += 1;
             } else {
-                let s = i;
-                while i < b.len() && b[i].is_ascii_digit() {
-                    i += 1;
-                }
-                spec.prec = Some(format[s..i].parse().unwrap_or(0));
+                let (p, _, next) = parse_num(b, i);
+                i = next;
+                spec.prec = Some(p);
             }
         }
         let Some(verb) = format[i..].chars().next() else {
@@ -552,7 +590,20 @@ pub(crate) fn sprintf(out: &mut String, format: &str, args: &[Value<'_>], ctx: &
                 out.push(verb);
                 out.push_str("(MISSING)");
             }
-            Some(a) => fmt_arg(out, a, verb, &spec, ctx),
+            Some(a) => {
+                // Padding and numeric precision are the only verbs' output
+                // not bounded by their argument's size: check them first.
+                let numeric = matches!(a, Value::Int(..) | Value::Float(_));
+                let wide = spec.width.unwrap_or(0) > MAX_OUTPUT_BYTES;
+                let precise = numeric && spec.prec.unwrap_or(0) > MAX_OUTPUT_BYTES;
+                if wide || precise {
+                    return Err(TooLarge);
+                }
+                fmt_arg(out, a, verb, &spec, ctx);
+                if out.len() > MAX_OUTPUT_BYTES {
+                    return Err(TooLarge);
+                }
+            }
         }
         argi += 1;
     }
@@ -572,4 +623,5 @@ pub(crate) fn sprintf(out: &mut String, format: &str, args: &[Value<'_>], ctx: &
         }
         out.push(')');
     }
+    Ok(())
 }

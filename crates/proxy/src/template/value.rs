@@ -78,6 +78,15 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// Bytes a clone of this value copies: an owned string's length (lists
+    /// and maps are shared, borrowed strings are not copied).
+    pub(crate) fn weight(&self) -> usize {
+        match self {
+            Value::Str(Cow::Owned(s)) => s.len(),
+            _ => 0,
+        }
+    }
+
     /// Borrows the string if this is one.
     pub(crate) fn as_str(&self) -> Option<&str> {
         match self {

@@ -10,6 +10,7 @@ use super::compare::{eq_values, lt_values};
 use super::encode::{html_escape, js_escape, query_escape};
 use super::text::slice_bytes;
 use crate::template::Context;
+use crate::template::limits::result_too_large;
 use crate::template::printf::{sprint, sprintf, sprintln};
 use crate::template::value::{IntKind, Value};
 
@@ -167,7 +168,8 @@ pub(super) fn printf<'a>(a: &[Value<'a>], name: &str, ctx: &dyn Context) -> R<'a
     want_at_least(a, name, 1)?;
     check(&a[0], P::S).map_err(|e| arg_err(0, e))?;
     let mut o = String::new();
-    sprintf(&mut o, s(&a[0]), &a[1..], ctx);
+    sprintf(&mut o, s(&a[0]), &a[1..], ctx)
+        .map_err(|_| format!("error calling {name}: {}", result_too_large()))?;
     Ok(owned(o))
 }
 

@@ -10,13 +10,15 @@ use super::encode::{query_escape, query_unescape};
 use super::parsing::{parse_bytes, parse_duration, regex};
 use super::text::align;
 use crate::template::Context;
+use crate::template::limits::check_len;
 use crate::template::value::{IntKind, Value};
 
-/// A pattern compiled at parse time when it was a literal (`re`), else now.
-type Compiled<'r> = Option<&'r Result<regex::Regex, String>>;
+/// The slot of a literal pattern (`re`, filled at its first use), or none
+/// for a pattern compiled per call.
+type Compiled<'r> = Option<&'r std::sync::OnceLock<Result<regex::Regex, String>>>;
 
 fn compile<'r>(re: Compiled<'r>, p: &str) -> Result<Cow<'r, regex::Regex>, String> {
-    match re {
+    match re.map(|slot| slot.get_or_init(|| regex(p))) {
         Some(Ok(r)) => Ok(Cow::Borrowed(r)),
         Some(Err(e)) => Err(e.clone()),
         None => regex(p).map(Cow::Owned),
@@ -35,10 +37,25 @@ pub(super) fn to_upper<'a>(a: &[Value<'a>], name: &str) -> R<'a> {
     Ok(owned(s(&a[0]).to_uppercase()))
 }
 
+/// Refuses a `strings.Replace` of at most `n` (all if negative)
+/// occurrences whose result would pass the output limit, before building
+/// it: an empty `old` matches between every character.
+pub(super) fn check_replace(src: &str, old: &str, new: &str, n: i64) -> Result<(), String> {
+    if new.len() <= old.len() {
+        return Ok(());
+    }
+    let mut count = src.matches(old).count() as u128;
+    if n >= 0 {
+        count = count.min(n as u128);
+    }
+    check_len(src.len() as u128 + count * (new.len() - old.len()) as u128)
+}
+
 /// `Replace src old new n` (`strings.Replace`; `n < 0` replaces all).
 pub(super) fn replace<'a>(a: &[Value<'a>], name: &str) -> R<'a> {
     sig(a, name, &[P::S, P::S, P::S, P::I])?;
     let (src, old, new, n) = (s(&a[0]), s(&a[1]), s(&a[2]), i(&a[3]));
+    check_replace(src, old, new, n).map_err(|e| format!("error calling {name}: {e}"))?;
     Ok(owned(if n < 0 {
         src.replace(old, new)
     } else {
@@ -83,16 +100,36 @@ pub(super) fn trim_space<'a>(a: &[Value<'a>], name: &str) -> R<'a> {
 }
 
 /// `regexReplaceAll re src repl` (with `$1` expansion) and
-/// `regexReplaceAllLiteral` (without).
+/// `regexReplaceAllLiteral` (without). Built match by match, as the regex
+/// crate's `replace_all` does, so that a replacement repeated over many
+/// matches stops at the output limit instead of growing without bound.
 pub(super) fn regex_replace<'a>(f: Func, a: &[Value<'a>], name: &str, re: Compiled<'_>) -> R<'a> {
     sig(a, name, &[P::S, P::S, P::S])?;
     let re = compile(re, s(&a[0])).map_err(|e| format!("error calling {name}: {e}"))?;
     let (src, repl) = (s(&a[1]), s(&a[2]));
-    Ok(owned(if f == Func::RegexReplaceAll {
-        re.replace_all(src, repl).into_owned()
+    let mut out = String::with_capacity(src.len());
+    let mut last = 0;
+    let mut push = |out: &mut String, start: usize, end: usize, caps: Option<&regex::Captures>| {
+        out.push_str(&src[last..start]);
+        match caps {
+            Some(c) => c.expand(repl, out),
+            None => out.push_str(repl),
+        }
+        last = end;
+        check_len(out.len() as u128).map_err(|e| format!("error calling {name}: {e}"))
+    };
+    if f == Func::RegexReplaceAll {
+        for c in re.captures_iter(src) {
+            let m = c.get(0).expect("group 0 is the match");
+            push(&mut out, m.start(), m.end(), Some(&c))?;
+        }
     } else {
-        re.replace_all(src, regex::NoExpand(repl)).into_owned()
-    }))
+        for m in re.find_iter(src) {
+            push(&mut out, m.start(), m.end(), None)?;
+        }
+    }
+    out.push_str(&src[last..]);
+    Ok(owned(out))
 }
 
 /// `count re src`: non-overlapping matches.
@@ -138,7 +175,10 @@ pub(super) fn duration<'a>(a: &[Value<'a>], name: &str) -> R<'a> {
 /// `alignLeft n src`, `alignRight n src`: pad or cut to `n` chars.
 pub(super) fn align_to<'a>(f: Func, a: &[Value<'a>], name: &str) -> R<'a> {
     sig(a, name, &[P::I, P::S])?;
-    Ok(owned(align(i(&a[0]), s(&a[1]), f == Func::AlignLeft)))
+    Ok(owned(
+        align(i(&a[0]), s(&a[1]), f == Func::AlignLeft)
+            .map_err(|e| format!("error calling {name}: {e}"))?,
+    ))
 }
 
 /// `__line__`: the log line being formatted.

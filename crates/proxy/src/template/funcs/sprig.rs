@@ -9,6 +9,7 @@ use super::compare::empty;
 use super::encode::{b64dec, b64enc};
 use super::text::{sprig_substr, sprig_trunc, title};
 use crate::template::Context;
+use crate::template::limits::{check_len, check_repeat};
 use crate::template::value::Value;
 
 /// `b64enc`.
@@ -55,11 +56,17 @@ pub(super) fn contains<'a>(f: Func, a: &[Value<'a>], name: &str) -> R<'a> {
     }))
 }
 
-/// `indent n src`, and `nindent` which also starts a new line.
+/// `indent n src`, and `nindent` which also starts a new line. The pad is
+/// Go's `strings.Repeat(" ", n)`: a negative `n` fails as its panic does.
 pub(super) fn indent<'a>(f: Func, a: &[Value<'a>], name: &str) -> R<'a> {
     sig(a, name, &[P::I, P::S])?;
-    let pad = " ".repeat(i(&a[0]).max(0) as usize);
-    let body = format!("{pad}{}", s(&a[1]).replace('\n', &format!("\n{pad}")));
+    let (n, src) = (i(&a[0]), s(&a[1]));
+    let fail = |e: String| format!("error calling {name}: {e}");
+    check_repeat(n, 1).map_err(fail)?;
+    let lines = src.bytes().filter(|b| *b == b'\n').count() as u128 + 1;
+    check_len(1 + src.len() as u128 + lines * n as u128).map_err(fail)?;
+    let pad = " ".repeat(n as usize);
+    let body = format!("{pad}{}", src.replace('\n', &format!("\n{pad}")));
     Ok(owned(if f == Func::Nindent {
         format!("\n{body}")
     } else {
@@ -70,24 +77,17 @@ pub(super) fn indent<'a>(f: Func, a: &[Value<'a>], name: &str) -> R<'a> {
 /// `replace old new src`.
 pub(super) fn replace<'a>(a: &[Value<'a>], name: &str) -> R<'a> {
     sig(a, name, &[P::S, P::S, P::S])?;
-    Ok(owned(s(&a[2]).replace(s(&a[0]), s(&a[1]))))
+    let (old, new, src) = (s(&a[0]), s(&a[1]), s(&a[2]));
+    super::loki::check_replace(src, old, new, -1)
+        .map_err(|e| format!("error calling {name}: {e}"))?;
+    Ok(owned(src.replace(old, new)))
 }
 
 /// `repeat n src`, refusing what Go's `strings.Repeat` panics on.
 pub(super) fn repeat<'a>(a: &[Value<'a>], name: &str) -> R<'a> {
     sig(a, name, &[P::I, P::S])?;
-    let n = i(&a[0]);
-    if n < 0 {
-        return Err(format!(
-            "error calling {name}: strings: negative Repeat count"
-        ));
-    }
-    let src = s(&a[1]);
-    if (n as u128) * (src.len() as u128) > 64 << 20 {
-        return Err(format!(
-            "error calling {name}: strings: Repeat output length overflow"
-        ));
-    }
+    let (n, src) = (i(&a[0]), s(&a[1]));
+    check_repeat(n, src.len()).map_err(|e| format!("error calling {name}: {e}"))?;
     Ok(owned(src.repeat(n as usize)))
 }
 

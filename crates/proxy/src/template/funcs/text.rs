@@ -1,6 +1,8 @@
 //! Text cutting and padding: `strings.Title`, sprig's `trunc`/`substr`,
 //! Go's byte slicing, Loki's `alignLeft`/`alignRight`.
 
+use crate::template::limits::check_len;
+
 /// Go's `strings.Title`.
 pub(super) fn title(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -84,24 +86,25 @@ pub(super) fn sprig_substr(start: i64, end: i64, s: &str) -> Result<String, Stri
 }
 
 /// Loki's `alignLeft`/`alignRight`: pads with spaces or cuts to `count`
-/// chars.
-pub(super) fn align(count: i64, src: &str, left: bool) -> String {
+/// chars; a pad past the output limit is refused rather than allocated.
+pub(super) fn align(count: i64, src: &str, left: bool) -> Result<String, String> {
     let l = src.chars().count() as i64;
     if count < 0 || count == l {
-        return src.to_string();
+        return Ok(src.to_string());
     }
     let pad = count - l;
     if pad > 0 {
+        check_len(src.len() as u128 + pad as u128)?;
         let p = " ".repeat(pad as usize);
-        return if left {
+        return Ok(if left {
             format!("{src}{p}")
         } else {
             format!("{p}{src}")
-        };
+        });
     }
-    if left {
+    Ok(if left {
         src.chars().take(count as usize).collect()
     } else {
         src.chars().skip((l - count) as usize).collect()
-    }
+    })
 }

@@ -2,6 +2,7 @@
 
 use super::{Context, Template, TemplateError};
 
+mod limits;
 mod oracle_cases;
 mod oracle_cases2;
 
