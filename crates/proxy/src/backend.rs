@@ -200,10 +200,13 @@ pub struct BackendOptions {
     pub authorization: Option<HeaderValue>,
     /// TLS settings for an `https://` backend ([`tls::client_config`]); unused for `http://`.
     pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    /// Tenants of one multi-tenant call asked at the same time (at least 1).
+    pub fanout_parallelism: usize,
 }
 
 impl BackendOptions {
-    /// The defaults with `timeout`: 64 slots, 256 waiting, 64 MiB answers, breaker 5 failures / 2 s.
+    /// The defaults with `timeout`: 64 slots, 256 waiting, 64 MiB answers,
+    /// breaker 5 failures / 2 s, 4 tenants of a fan-out at once.
     pub fn with_timeout(timeout: Duration) -> Self {
         Self {
             timeout,
@@ -214,6 +217,7 @@ impl BackendOptions {
             breaker_cooldown: Duration::from_secs(2),
             authorization: None,
             tls: None,
+            fanout_parallelism: 4,
         }
     }
 }
@@ -246,6 +250,11 @@ impl Backend {
             opts,
             metrics,
         }
+    }
+
+    /// Tenants of one multi-tenant call asked at the same time ([`crate::tenant::fanout`]).
+    pub fn fanout_parallelism(&self) -> usize {
+        self.opts.fanout_parallelism.max(1)
     }
 
     /// Whether the circuit breaker currently refuses calls.

@@ -82,6 +82,9 @@ pub struct Config {
         default_value_t = 67108864
     )]
     pub backend_max_response_bytes: usize,
+    /// Tenants of a multi-tenant request (`X-Scope-OrgID: a|b`) whose VictoriaLogs calls run at the same time.
+    #[arg(long, env = "LOKIVL_TENANT_FANOUT_PARALLELISM", default_value_t = 4)]
+    pub tenant_fanout_parallelism: usize,
     /// Consecutive VictoriaLogs failures that open the circuit breaker (0 disables it).
     #[arg(long, env = "LOKIVL_BREAKER_FAILURES", default_value_t = 5)]
     pub breaker_failures: u32,
@@ -283,6 +286,7 @@ impl Config {
                 breaker_cooldown: self.breaker_cooldown,
                 authorization,
                 tls: tls.backend,
+                fanout_parallelism: self.tenant_fanout_parallelism.max(1),
             },
             enable_push: self.enable_push,
             metrics_listen: self.metrics_listen,

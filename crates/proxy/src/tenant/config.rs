@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::map::{MapError, TenantMap};
 use super::resolve::Resolver;
 
-/// `--tenant-map`, `--tenant-map-reload` and `--default-tenant`.
+/// `--tenant-map`, `--tenant-map-reload`, `--default-tenant` and `--max-tenants-per-query`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TenantFlags {
     /// YAML/JSON file mapping `X-Scope-OrgID` names to `{account_id, project_id}`; reloaded when it changes.
@@ -18,6 +18,9 @@ pub struct TenantFlags {
     /// Tenant used when no `X-Scope-OrgID` is sent: `account:project`, an account number, or a map name.
     #[arg(long, env = "LOKIVL_DEFAULT_TENANT", default_value = "0:0")]
     pub default_tenant: String,
+    /// Most tenants one `X-Scope-OrgID` may name (`a|b|…`); more get 400 (0 = unlimited).
+    #[arg(long, env = "LOKIVL_MAX_TENANTS_PER_QUERY", default_value_t = 32)]
+    pub max_tenants_per_query: usize,
 }
 
 /// Validated tenancy settings.
@@ -29,6 +32,8 @@ pub struct TenantSettings {
     pub reload: Duration,
     /// The tenant of requests without `X-Scope-OrgID`.
     pub default: String,
+    /// Most tenants one request may name (0: no limit).
+    pub max_members: usize,
 }
 
 impl Default for TenantSettings {
@@ -37,6 +42,7 @@ impl Default for TenantSettings {
             map: None,
             reload: Duration::from_secs(5),
             default: "0:0".to_owned(),
+            max_members: 32,
         }
     }
 }
@@ -51,6 +57,7 @@ impl TenantFlags {
             map: self.tenant_map.clone(),
             reload: self.tenant_map_reload,
             default: self.default_tenant.trim().to_owned(),
+            max_members: self.max_tenants_per_query,
         };
         s.resolver().map_err(|e| e.to_string())?;
         Ok(s)
@@ -80,7 +87,7 @@ impl TenantSettings {
             .as_deref()
             .map(|p| TenantMap::load(p, self.reload))
             .transpose()?;
-        let r = Resolver::new(map, self.default.clone());
+        let r = Resolver::new(map, self.default.clone()).with_max_members(self.max_members);
         r.check_default()
             .map_err(|e| TenantConfigError::Default(e.to_string()))?;
         Ok(r)

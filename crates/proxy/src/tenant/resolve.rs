@@ -19,13 +19,23 @@ pub enum TenantError {
     /// A name that is neither numeric nor in the tenant map: 401 (fail closed).
     #[error("unknown tenant ID '{0}': not in the tenant map")]
     Unknown(String),
+    /// More tenants than `--max-tenants-per-query`: 400. Each one is a
+    /// VictoriaLogs call per backend call of the request; Loki has no such
+    /// limit (its header size bounds the list), the text follows its limit errors.
+    #[error("max tenants per query exceeded, tenants > max_tenants_per_query ({count} > {max})")]
+    TooMany {
+        /// Distinct tenants named.
+        count: usize,
+        /// The configured maximum.
+        max: usize,
+    },
 }
 
 impl TenantError {
     /// The status answered: 400 for malformed ids, 401 for unknown names.
     pub fn status(&self) -> StatusCode {
         match self {
-            Self::Invalid(_) => StatusCode::BAD_REQUEST,
+            Self::Invalid(_) | Self::TooMany { .. } => StatusCode::BAD_REQUEST,
             Self::Unknown(_) => StatusCode::UNAUTHORIZED,
         }
     }
@@ -84,12 +94,37 @@ fn numeric(id: &str) -> Option<VlTenant> {
 pub struct Resolver {
     map: Option<TenantMap>,
     default: String,
+    /// Most tenants one request may name (0: no limit).
+    max_members: usize,
 }
 
 impl Resolver {
     /// A resolver over an optional map; `default` is used when no header is sent.
     pub fn new(map: Option<TenantMap>, default: String) -> Self {
-        Self { map, default }
+        Self {
+            map,
+            default,
+            max_members: 0,
+        }
+    }
+
+    /// Refuses requests naming more than `max` distinct tenants (0: no limit).
+    #[must_use]
+    pub fn with_max_members(mut self, max: usize) -> Self {
+        self.max_members = max;
+        self
+    }
+
+    /// [`TenantError::TooMany`] past `--max-tenants-per-query`.
+    fn capped(&self, t: Tenant) -> Result<Tenant, TenantError> {
+        let count = t.members().len();
+        if self.max_members > 0 && count > self.max_members {
+            return Err(TenantError::TooMany {
+                count,
+                max: self.max_members,
+            });
+        }
+        Ok(t)
     }
 
     /// Maps one id: the map first (names may alias numbers), then numeric pass-through.
@@ -128,7 +163,7 @@ impl Resolver {
                 })
             })
             .collect::<Result<Vec<_>, TenantError>>()?;
-        Ok(Tenant::resolved(members))
+        self.capped(Tenant::resolved(members))
     }
 
     /// Checks the default tenant once at startup.
@@ -247,5 +282,22 @@ mod tests {
         assert!(r.resolve_header(Some("99999999999")).is_err());
         let r = Resolver::new(None, "nobody".to_owned());
         assert!(r.check_default().is_err());
+    }
+
+    #[test]
+    fn too_many_tenants_are_refused() {
+        let r = resolver().with_max_members(3);
+        assert_eq!(
+            r.resolve_header(Some("1|2|3|3")).unwrap().members().len(),
+            3
+        );
+        let e = r.resolve_header(Some("1|2|3|4")).unwrap_err();
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            e.to_string(),
+            "max tenants per query exceeded, tenants > max_tenants_per_query (4 > 3)"
+        );
+        let ids: Vec<String> = (0..1000).map(|i| i.to_string()).collect();
+        assert!(resolver().resolve_header(Some(&ids.join("|"))).is_ok());
     }
 }
