@@ -10,7 +10,12 @@ use crate::{
     error::Error,
     key::CacheKey,
     stats::{Counters, Stats},
+    wanted::Registry,
 };
+
+/// How often [`Cache::get_or_fetch_cancellable`] fetches again after joining
+/// a fill that was stopping because its own callers had all left.
+const UNWANTED_RETRIES: usize = 2;
 
 /// Sizing for a [`Cache`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +53,8 @@ pub struct Lookup {
 pub struct Cache {
     inner: moka::future::Cache<CacheKey, Entry>,
     counters: Arc<Counters>,
+    /// Callers of [`Cache::get_or_fetch_cancellable`] waiting per key.
+    wanted: Arc<Registry>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -102,7 +109,11 @@ impl Cache {
                 RemovalCause::Explicit | RemovalCause::Replaced => {}
             })
             .build();
-        Self { inner, counters }
+        Self {
+            inner,
+            counters,
+            wanted: Arc::default(),
+        }
     }
 
     /// Returns the cached body for `key`, or runs `fetch` to produce and store
@@ -135,14 +146,83 @@ impl Cache {
         F: Future<Output = Result<Fetched, E>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
     {
-        if let Some(entry) = self.inner.get(&key).await {
-            Counters::bump(&self.counters.hits);
-            return Ok(Lookup {
-                body: entry.body,
-                outcome: Outcome::Hit,
-            });
+        if let Some(hit) = self.hit(&key).await {
+            return Ok(hit);
         }
+        self.fill(key, async move {
+            fetch.await.map_err(|e| Error::Fetch(Arc::new(e)))
+        })
+        .await
+    }
 
+    /// [`Cache::get_or_fetch`] for a fill that is only worth finishing while
+    /// someone waits for it: once every caller waiting on `key` this way has
+    /// been dropped (its client went away), the fetch is dropped too, which
+    /// cancels its upstream call, and nothing is stored. While one caller
+    /// still waits, the shared fill goes on even if the caller that started it
+    /// left.
+    ///
+    /// `make_fetch` builds the fetch; it is called again when this caller
+    /// joined a fill that was being stopped because all its earlier callers
+    /// had left (so a client that arrives at that moment is not failed).
+    ///
+    /// # Errors
+    ///
+    /// As [`Cache::get_or_fetch`], and [`Error::Unwanted`] if every attempt
+    /// joined a fill being stopped.
+    ///
+    /// # Panics
+    ///
+    /// Panics if called outside a Tokio runtime, as [`tokio::spawn`] does.
+    pub async fn get_or_fetch_cancellable<M, F, E>(
+        &self,
+        key: CacheKey,
+        make_fetch: M,
+    ) -> Result<Lookup, Error<E>>
+    where
+        M: Fn() -> F,
+        F: Future<Output = Result<Fetched, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        if let Some(hit) = self.hit(&key).await {
+            return Ok(hit);
+        }
+        // Held until this caller returns or is dropped.
+        let interest = self.wanted.join(&key);
+        let mut attempt = 0;
+        loop {
+            // Boxed: fetch futures can be large, and this one is moved into a task.
+            let fetch = Box::pin(make_fetch());
+            let stopped = interest.stopped();
+            let guarded = async move {
+                tokio::select! {
+                    r = fetch => r.map_err(|e| Error::Fetch(Arc::new(e))),
+                    () = stopped => Err(Error::Unwanted),
+                }
+            };
+            match self.fill(key.clone(), guarded).await {
+                Err(Error::Unwanted) if attempt < UNWANTED_RETRIES => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    /// The stored body for `key`, counted as a hit.
+    async fn hit(&self, key: &CacheKey) -> Option<Lookup> {
+        let entry = self.inner.get(key).await?;
+        Counters::bump(&self.counters.hits);
+        Some(Lookup {
+            body: entry.body,
+            outcome: Outcome::Hit,
+        })
+    }
+
+    /// Runs (or joins) the fill of `key` in a spawned task; see [`Cache::get_or_fetch`].
+    async fn fill<F, E>(&self, key: CacheKey, fetch: F) -> Result<Lookup, Error<E>>
+    where
+        F: Future<Output = Result<Fetched, Error<E>>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         let inner = self.inner.clone();
         let counters = Arc::clone(&self.counters);
         let fill = tokio::spawn(async move {
@@ -153,8 +233,10 @@ impl Cache {
                 match fetch.await {
                     Ok(fetched) => Ok(Entry::from(fetched)),
                     Err(e) => {
-                        Counters::bump(&counters.fetch_errors);
-                        Err(Error::Fetch(Arc::new(e)))
+                        if matches!(e, Error::Fetch(_)) {
+                            Counters::bump(&counters.fetch_errors);
+                        }
+                        Err(e)
                     }
                 }
             };

@@ -24,6 +24,11 @@ where
     /// Tokio runtime shuts down.
     #[error("cache fill task was cancelled")]
     FillCancelled,
+    /// Every caller of [`Cache::get_or_fetch_cancellable`](crate::Cache::get_or_fetch_cancellable)
+    /// left before the fill finished, so it was stopped. A caller only sees
+    /// this if it joined such a dying fill again and again.
+    #[error("cache fill was stopped: nobody waited for it any more")]
+    Unwanted,
 }
 
 // Hand-written so `E` itself need not be `Clone`: the fetch error is shared.
@@ -36,6 +41,7 @@ where
             Self::Fetch(e) => Self::Fetch(Arc::clone(e)),
             Self::FillPanicked => Self::FillPanicked,
             Self::FillCancelled => Self::FillCancelled,
+            Self::Unwanted => Self::Unwanted,
         }
     }
 }

@@ -46,6 +46,7 @@ mod entry;
 mod error;
 mod key;
 mod stats;
+mod wanted;
 
 pub use cache::{Cache, Lookup, Outcome, Settings};
 pub use entry::Fetched;

@@ -157,11 +157,23 @@ pub enum BackendError {
 }
 
 impl BackendError {
-    /// Whether this failure says VictoriaLogs itself is unhealthy (counts towards the breaker).
-    fn is_backend_fault(&self) -> bool {
+    /// Whether this failure of a call to `endpoint` says VictoriaLogs itself
+    /// is unhealthy (counts towards the breaker, which is shared by every tenant).
+    ///
+    /// Only health signals count: a refused or broken connection, a 5xx, and
+    /// a `/health` call that times out. A query that runs past the deadline
+    /// (or a gateway's 504 for it) says the query is heavy, not that
+    /// VictoriaLogs is down; counting it would let one tenant's slow queries
+    /// open the breaker for everyone. A VictoriaLogs that accepts connections
+    /// and then hangs is still bounded by the deadline and the backend gate,
+    /// and `/ready` (a `/health` call) opens the breaker.
+    fn is_backend_fault(&self, endpoint: Endpoint) -> bool {
         match self {
-            Self::Unreachable { .. } | Self::Timeout(_) | Self::Body(_) => true,
-            Self::Status { status, .. } => status.is_server_error(),
+            Self::Unreachable { .. } | Self::Body(_) => true,
+            Self::Timeout(_) => endpoint == Endpoint::Health,
+            Self::Status { status, .. } => {
+                status.is_server_error() && *status != StatusCode::GATEWAY_TIMEOUT
+            }
             // A 4xx, an oversized answer or local refusals say nothing about its health.
             Self::Request(_)
             | Self::TooLarge { .. }
@@ -191,10 +203,13 @@ pub struct BackendOptions {
     pub authorization: Option<HeaderValue>,
     /// TLS settings for an `https://` backend ([`tls::client_config`]); unused for `http://`.
     pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    /// Tenants of one multi-tenant call asked at the same time (at least 1).
+    pub fanout_parallelism: usize,
 }
 
 impl BackendOptions {
-    /// The defaults with `timeout`: 64 slots, 256 waiting, 64 MiB answers, breaker 5 failures / 2 s.
+    /// The defaults with `timeout`: 64 slots, 256 waiting, 64 MiB answers,
+    /// breaker 5 failures / 2 s, 4 tenants of a fan-out at once.
     pub fn with_timeout(timeout: Duration) -> Self {
         Self {
             timeout,
@@ -205,6 +220,7 @@ impl BackendOptions {
             breaker_cooldown: Duration::from_secs(2),
             authorization: None,
             tls: None,
+            fanout_parallelism: 4,
         }
     }
 }
@@ -237,6 +253,11 @@ impl Backend {
             opts,
             metrics,
         }
+    }
+
+    /// Tenants of one multi-tenant call asked at the same time ([`crate::tenant::fanout`]).
+    pub fn fanout_parallelism(&self) -> usize {
+        self.opts.fanout_parallelism.max(1)
     }
 
     /// Whether the circuit breaker currently refuses calls.
@@ -353,7 +374,7 @@ impl Backend {
             req.headers_mut()
                 .insert(header::AUTHORIZATION, auth.clone());
         }
-        let result = self.guarded(req).await;
+        let result = self.guarded(endpoint, req).await;
         let outcome = match &result {
             Ok(_) => Outcome::Ok,
             Err(BackendError::Status { .. }) => Outcome::Status,
@@ -374,7 +395,11 @@ impl Backend {
     }
 
     /// Breaker, then a gate slot, then the deadline-bound exchange.
-    async fn guarded(&self, req: Request<Full<Bytes>>) -> Result<BytesMut, BackendError> {
+    async fn guarded(
+        &self,
+        endpoint: Endpoint,
+        req: Request<Full<Bytes>>,
+    ) -> Result<BytesMut, BackendError> {
         let permit = self
             .breaker
             .admit()
@@ -398,7 +423,7 @@ impl Backend {
             Err(_) => Err(BackendError::Timeout(timeout)),
         };
         drop(slot);
-        permit.record(!result.as_ref().is_err_and(BackendError::is_backend_fault));
+        permit.record(!result.as_ref().is_err_and(|e| e.is_backend_fault(endpoint)));
         self.metrics.set_breaker_open(self.breaker.is_open());
         result
     }
@@ -504,6 +529,29 @@ mod tests {
             "http://vl:9428/vl/select/logsql/query"
         );
         assert_eq!(b.uri(Endpoint::Health), "http://vl:9428/vl/health");
+    }
+
+    #[test]
+    fn only_health_signals_count_towards_the_breaker() {
+        let status = |code: u16| BackendError::Status {
+            status: StatusCode::from_u16(code).unwrap(),
+            body: String::new(),
+        };
+        let unreachable = BackendError::Unreachable {
+            authority: "vl:9428".into(),
+            reason: "connection refused".into(),
+        };
+        let slow = BackendError::Timeout(Duration::from_secs(60));
+        assert!(unreachable.is_backend_fault(Endpoint::Query));
+        assert!(BackendError::Body("reset".into()).is_backend_fault(Endpoint::Query));
+        assert!(status(500).is_backend_fault(Endpoint::Query));
+        assert!(status(503).is_backend_fault(Endpoint::Streams));
+        // A heavy query, or a gateway giving up on it, is not an outage.
+        assert!(!slow.is_backend_fault(Endpoint::Query));
+        assert!(!status(504).is_backend_fault(Endpoint::Query));
+        assert!(!status(400).is_backend_fault(Endpoint::Query));
+        // `/health` answers at once when VictoriaLogs is up.
+        assert!(slow.is_backend_fault(Endpoint::Health));
     }
 
     #[tokio::test]

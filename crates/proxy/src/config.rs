@@ -36,7 +36,7 @@ pub struct Config {
     /// Address the Loki API listens on.
     #[arg(long, env = "LOKIVL_LISTEN", default_value = "0.0.0.0:3100")]
     pub listen: SocketAddr,
-    /// Base URL of VictoriaLogs, `http://` or `https://`, e.g. `http://127.0.0.1:9428`.
+    /// Base URL of VictoriaLogs, `http://` or `https://`, e.g. `http://127.0.0.1:9428`; `user:pass@` becomes basic auth and is never printed.
     #[arg(long, env = "LOKIVL_BACKEND", default_value = "http://127.0.0.1:9428")]
     pub backend: String,
     /// Deadline for one whole call to VictoriaLogs (request plus body), e.g. `60s`.
@@ -82,6 +82,9 @@ pub struct Config {
         default_value_t = 67108864
     )]
     pub backend_max_response_bytes: usize,
+    /// Tenants of a multi-tenant request (`X-Scope-OrgID: a|b`) whose VictoriaLogs calls run at the same time.
+    #[arg(long, env = "LOKIVL_TENANT_FANOUT_PARALLELISM", default_value_t = 4)]
+    pub tenant_fanout_parallelism: usize,
     /// Consecutive VictoriaLogs failures that open the circuit breaker (0 disables it).
     #[arg(long, env = "LOKIVL_BREAKER_FAILURES", default_value_t = 5)]
     pub breaker_failures: u32,
@@ -287,6 +290,7 @@ impl Config {
                 breaker_cooldown: self.breaker_cooldown,
                 authorization,
                 tls: tls.backend,
+                fanout_parallelism: self.tenant_fanout_parallelism.max(1),
             },
             enable_push: self.enable_push,
             metrics_listen: self.metrics_listen,
@@ -317,12 +321,29 @@ impl Config {
                     reason: e.to_string(),
                 })
         };
+        let in_url = backend_url::userinfo(&self.backend);
+        let flags_set = self.backend_user.is_some()
+            || self.backend_password_file.is_some()
+            || self.backend_bearer_token_file.is_some();
         let value = match (
             &self.backend_user,
             &self.backend_password_file,
             &self.backend_bearer_token_file,
         ) {
-            (None, None, None) => return Ok(None),
+            // `http://user:pass@vl:9428`: hyper never sends URL credentials, so
+            // they become the basic-auth header (and are masked wherever the URL is shown).
+            _ if in_url.is_some() && flags_set => {
+                return Err(ConfigError::Auth(
+                    "credentials in --backend and in --backend-user/--backend-password-file/--backend-bearer-token-file: use one"
+                        .into(),
+                ));
+            }
+            (None, None, None) => match in_url {
+                Some((user, pass)) => {
+                    format!("Basic {}", base64(format!("{user}:{pass}").as_bytes()))
+                }
+                None => return Ok(None),
+            },
             (Some(_), _, Some(_)) | (None, Some(_), Some(_)) => {
                 return Err(ConfigError::Auth(
                     "use either basic auth or a bearer token, not both".into(),
@@ -499,6 +520,40 @@ mod tests {
         .unwrap();
         assert_eq!(token.backend_options.authorization.unwrap(), "Bearer pa55");
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn url_credentials_become_basic_auth_and_are_never_shown() {
+        let s = Config::try_parse_from(["lokivl", "--backend", "http://user:pa55@vl:9428/vl"])
+            .unwrap()
+            .validate()
+            .unwrap();
+        assert_eq!(s.backend.authority, "vl:9428");
+        assert_eq!(s.backend.base(), "http://vl:9428/vl");
+        let auth = s.backend_options.authorization.clone().unwrap();
+        assert_eq!(auth, "Basic dXNlcjpwYTU1");
+        assert!(auth.is_sensitive());
+        assert!(!format!("{s:?}").contains("pa55"));
+        let both = Config::try_parse_from([
+            "lokivl",
+            "--backend",
+            "http://user:pa55@vl:9428",
+            "--backend-user",
+            "other",
+        ])
+        .unwrap()
+        .validate()
+        .unwrap_err();
+        assert!(matches!(both, ConfigError::Auth(_)), "{both}");
+        assert!(!both.to_string().contains("pa55"), "{both}");
+        let bad = Config::try_parse_from(["lokivl", "--backend", "http://user:pa55@vl:9428/?x=1"])
+            .unwrap()
+            .validate()
+            .unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            r#"invalid backend URL "http://user:xxxxx@vl:9428/?x=1": query strings are not allowed"#
+        );
     }
 
     #[test]

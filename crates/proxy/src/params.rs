@@ -518,6 +518,7 @@ mod tests {
             max_query_length_ns: 2 * 3600 * S,
             max_entries_limit: 50,
             max_query_series: 1,
+            max_series_matchers: 1,
         };
         assert_eq!(
             check_max_entries_with(l, 51).unwrap_err().to_string(),
@@ -537,6 +538,7 @@ mod tests {
             max_query_length_ns: 0,
             max_entries_limit: 0,
             max_query_series: 0,
+            max_series_matchers: 0,
         };
         assert!(check_max_entries_with(off, u32::MAX).is_ok());
         let huge = Bounds {

@@ -157,8 +157,8 @@ async fn series_deduplicates_matchers_and_streams() {
     ))
     .await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
-    // Two distinct groups → two calls; the fake answers both with the same streams,
-    // which appear once each, sorted, label keys sorted.
+    // Two distinct groups → one call for their union; the streams appear
+    // once each, sorted, label keys sorted.
     assert_eq!(
         a.body,
         r#"{"status":"success","data":[{"app":"api","env":"prod"},{"app":"web"}]}"#
@@ -168,12 +168,38 @@ async fn series_deduplicates_matchers_and_streams() {
             .iter()
             .map(|r| r.get("query").to_owned())
             .collect();
-    assert_eq!(queries, [r#"{app="api"}"#, r#"{app="web"}"#]);
+    assert_eq!(queries, [r#"({app="api"}) or ({app="web"})"#]);
     assert!(
         h.vl.requests()
             .iter()
             .all(|r| r.path == "/select/logsql/streams" && !r.has("limit"))
     );
+}
+
+#[tokio::test]
+async fn series_matchers_past_the_limit_get_400_without_a_call() {
+    let h = harness(vec![(
+        "/select/logsql/streams",
+        Canned::ok(r#"{"values":[{"value":"{app=\"a7\"}","hits":1}]}"#),
+    )])
+    .await;
+    let groups: Vec<String> = (0..101).map(|i| format!(r#"{{app="a{i}"}}"#)).collect();
+    let mut extra: Vec<(&str, &str)> = groups.iter().map(|g| ("match[]", g.as_str())).collect();
+    let a = get(&url(&h.base, "/loki/api/v1/series", &extra)).await;
+    assert_eq!(
+        a.assert_error(StatusCode::BAD_REQUEST),
+        "max series matchers per query exceeded, matchers > max_series_matchers (101 > 100)"
+    );
+    assert!(h.vl.requests().is_empty());
+    // 100 distinct groups (and a repeat) are one VictoriaLogs call.
+    extra.truncate(100);
+    extra.push(("match", r#"{app="a0"}"#));
+    let a = get(&url(&h.base, "/loki/api/v1/series", &extra)).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(a.body, r#"{"status":"success","data":[{"app":"a7"}]}"#);
+    let reqs = h.vl.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].get("query").matches(" or ").count(), 99);
 }
 
 #[tokio::test]

@@ -477,3 +477,149 @@ async fn cached_slices_do_not_pin_their_parent() {
     assert_eq!(stored.as_ref(), &[b'z'; 16]);
     assert_ne!(stored.as_ptr(), slice_ptr);
 }
+
+/// Sends on drop: tells a test that a fetch future was dropped (cancelled).
+struct DropSignal(Option<oneshot::Sender<()>>);
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+#[tokio::test]
+async fn cancellable_fill_stops_when_its_only_caller_leaves() {
+    let cache = cache(1 << 20);
+    let (started_tx, started_rx) = oneshot::channel();
+    let (dropped_tx, dropped_rx) = oneshot::channel();
+    let started_tx = std::sync::Mutex::new(Some(started_tx));
+    let dropped_tx = std::sync::Mutex::new(Some(dropped_tx));
+    let caller = {
+        let cache = cache.clone();
+        tokio::spawn(async move {
+            cache
+                .get_or_fetch_cancellable(key_for("t", "q"), || {
+                    let started = started_tx.lock().unwrap().take();
+                    let guard = DropSignal(dropped_tx.lock().unwrap().take());
+                    async move {
+                        let _guard = guard;
+                        if let Some(s) = started {
+                            let _ = s.send(());
+                        }
+                        std::future::pending::<()>().await;
+                        Ok::<_, Upstream>(Fetched::new(Bytes::from_static(b"never"), LONG))
+                    }
+                })
+                .await
+        })
+    };
+    started_rx.await.unwrap();
+    caller.abort();
+    // The fetch itself is dropped (its upstream call cancelled), nothing is kept.
+    dropped_rx.await.unwrap();
+    assert_eq!(cache.wanted.len(), 0);
+    assert_eq!(cache.get(&key_for("t", "q")).await, None);
+    // The next caller fetches afresh.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let lookup = cache
+        .get_or_fetch_cancellable(key_for("t", "q"), || counted(&calls, "again", LONG))
+        .await
+        .unwrap();
+    assert_eq!(lookup.body, Bytes::from_static(b"again"));
+    assert_eq!(lookup.outcome, Outcome::Miss);
+}
+
+#[tokio::test]
+async fn cancellable_fill_goes_on_while_another_caller_waits() {
+    let cache = cache(1 << 20);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (started_tx, started_rx) = oneshot::channel();
+    let (release_tx, release_rx) = oneshot::channel::<()>();
+    let started_tx = std::sync::Mutex::new(Some(started_tx));
+    let release_rx = std::sync::Mutex::new(Some(release_rx));
+    let leader = {
+        let (cache, calls) = (cache.clone(), Arc::clone(&calls));
+        tokio::spawn(async move {
+            cache
+                .get_or_fetch_cancellable(key_for("t", "q"), || {
+                    let (started, release) = (
+                        started_tx.lock().unwrap().take(),
+                        release_rx.lock().unwrap().take(),
+                    );
+                    let calls = Arc::clone(&calls);
+                    async move {
+                        calls.fetch_add(1, Ordering::SeqCst);
+                        let _ = started.unwrap().send(());
+                        let _ = release.unwrap().await;
+                        Ok::<_, Upstream>(Fetched::new(Bytes::from_static(b"shared"), LONG))
+                    }
+                })
+                .await
+        })
+    };
+    started_rx.await.unwrap();
+    let follower = {
+        let (cache, calls) = (cache.clone(), Arc::clone(&calls));
+        tokio::spawn(async move {
+            cache
+                .get_or_fetch_cancellable(key_for("t", "q"), || counted(&calls, "second", LONG))
+                .await
+        })
+    };
+    // The follower waits on the leader's fill; then the leader's client leaves.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    leader.abort();
+    assert!(leader.await.unwrap_err().is_cancelled());
+    release_tx.send(()).unwrap();
+    let lookup = follower.await.unwrap().unwrap();
+    assert_eq!(lookup.body, Bytes::from_static(b"shared"));
+    assert_eq!(lookup.outcome, Outcome::Coalesced);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        cache.get(&key_for("t", "q")).await,
+        Some(Bytes::from_static(b"shared"))
+    );
+    assert_eq!(cache.wanted.len(), 0);
+}
+
+#[tokio::test]
+async fn a_caller_that_joins_a_stopping_fill_fetches_again() {
+    let cache = cache(1 << 20);
+    // A fill whose callers have all left, still finishing its stop.
+    let (release_tx, release_rx) = oneshot::channel::<()>();
+    let dying = {
+        let cache = cache.clone();
+        tokio::spawn(async move {
+            cache
+                .fill::<_, Upstream>(key_for("t", "q"), async move {
+                    let _ = release_rx.await;
+                    Err(Error::Unwanted)
+                })
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let made = Arc::new(AtomicUsize::new(0));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let newcomer = {
+        let (cache, made, calls) = (cache.clone(), Arc::clone(&made), Arc::clone(&calls));
+        tokio::spawn(async move {
+            cache
+                .get_or_fetch_cancellable(key_for("t", "q"), || {
+                    made.fetch_add(1, Ordering::SeqCst);
+                    counted(&calls, "fresh", LONG)
+                })
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    release_tx.send(()).unwrap();
+    assert!(matches!(dying.await.unwrap(), Err(Error::Unwanted)));
+    let lookup = newcomer.await.unwrap().unwrap();
+    assert_eq!(lookup.body, Bytes::from_static(b"fresh"));
+    // Its first fetch was dropped unpolled (it joined the dying fill), the second ran.
+    assert_eq!(made.load(Ordering::SeqCst), 2);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}

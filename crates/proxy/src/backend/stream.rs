@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::breaker::Permit;
-use super::{Backend, BackendError};
+use super::{Backend, BackendError, Endpoint};
 use crate::metrics::Outcome;
 
 /// Leave to open one stream; report how it went with [`StreamOpen::finish`].
@@ -83,7 +83,8 @@ impl StreamOpen<'_> {
         b.metrics
             .observe_backend(self.name, outcome, self.started.elapsed());
         self.permit
-            .record(!result.is_err_and(BackendError::is_backend_fault));
+            // Opening a tail is a query: only health failures count, not a slow start.
+            .record(!result.is_err_and(|e| e.is_backend_fault(Endpoint::Query)));
         b.metrics.set_breaker_open(b.breaker.is_open());
     }
 }

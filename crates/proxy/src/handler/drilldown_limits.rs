@@ -106,6 +106,7 @@ mod tests {
             max_query_length_ns: 0,
             max_entries_limit: 20,
             max_query_series: 7,
+            ..QueryLimits::default()
         };
         let b = body(
             LimitsConfig {

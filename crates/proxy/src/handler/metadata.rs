@@ -118,14 +118,12 @@ pub async fn label_values(
 pub async fn series(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
     let discovery = flags::current();
     let bounds = metadata_bounds(&form)?;
-    let queries = series_queries(&form, &discovery)?;
+    let query = series_query(&form, &discovery)?;
     reject_reversed(&form)?;
     let mut all: BTreeSet<Vec<(String, String)>> = BTreeSet::new();
-    for query in &queries {
-        let body = call(&state, Endpoint::Streams, query, bounds, None).await?;
-        for stream in parse_values(&body)? {
-            all.insert(stream_labels(&stream, &discovery)?);
-        }
+    let body = call(&state, Endpoint::Streams, &query, bounds, None).await?;
+    for stream in parse_values(&body)? {
+        all.insert(stream_labels(&stream, &discovery)?);
     }
     let data: Vec<BTreeMap<String, String>> = all
         .into_iter()
@@ -163,15 +161,44 @@ fn metadata_bounds(form: &Form) -> Result<Bounds, ApiError> {
 
 /// The LogsQL for `match[]`/`match`, as Loki reads them: de-duplicated and sorted;
 /// no group, or a single `{}`, means every stream.
-fn series_queries(form: &Form, discovery: &logsql_ast::Discovery) -> Result<Vec<String>, ApiError> {
+///
+/// Several groups become one query, `(g1) or (g2) …`: a stream is listed when
+/// one of its entries in the range matches, and an entry matches the `or`
+/// exactly when it matches one group, so the one call lists the union of the
+/// streams the groups list one by one. At most `--max-series-matchers`
+/// distinct groups.
+///
+/// # Errors
+/// [`ApiError::BadRequest`] past the limit or for a group that is not a selector.
+fn series_query(form: &Form, discovery: &logsql_ast::Discovery) -> Result<String, ApiError> {
     let groups: BTreeSet<&str> = form.all("match[]").chain(form.all("match")).collect();
     if groups.is_empty() || (groups.len() == 1 && groups.iter().all(|g| is_empty_selector(g))) {
-        return Ok(vec!["*".to_owned()]);
+        return Ok("*".to_owned());
     }
-    groups
+    let max = params::QueryLimits::current().max_series_matchers;
+    if max > 0 && groups.len() > max {
+        return Err(ApiError::BadRequest(format!(
+            "max series matchers per query exceeded, matchers > max_series_matchers ({} > {max})",
+            groups.len()
+        )));
+    }
+    let lowered = groups
         .into_iter()
         .map(|g| selector_query(g, discovery))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    if let [one] = lowered.as_slice() {
+        return Ok(one.clone());
+    }
+    let mut query = String::with_capacity(lowered.iter().map(|q| q.len() + 6).sum());
+    for (i, q) in lowered.iter().enumerate() {
+        if i > 0 {
+            query.push_str(" or ");
+        }
+        query.push('(');
+        query.push_str(q);
+        query.push(')');
+    }
+    Ok(query)
 }
 
 /// A VictoriaLogs `_stream` as Loki's sorted label set: Loki names, plus the
@@ -309,10 +336,24 @@ mod tests {
     fn series_match_all() {
         let off = logsql_ast::Discovery::default();
         let f = Form::from_pairs([("match[]", "{}")]);
-        assert_eq!(series_queries(&f, &off).unwrap(), ["*"]);
-        assert_eq!(series_queries(&Form::default(), &off).unwrap(), ["*"]);
+        assert_eq!(series_query(&f, &off).unwrap(), "*");
+        assert_eq!(series_query(&Form::default(), &off).unwrap(), "*");
         let f = Form::from_pairs([("match", "{ }"), ("match[]", "{ }")]);
-        assert_eq!(series_queries(&f, &off).unwrap(), ["*"]);
+        assert_eq!(series_query(&f, &off).unwrap(), "*");
+    }
+
+    #[test]
+    fn several_groups_are_one_or_query() {
+        let off = logsql_ast::Discovery::default();
+        let f = Form::from_pairs([
+            ("match[]", r#"{b="2"}"#),
+            ("match[]", r#"{a="1", c=~"x|y"}"#),
+            ("match", r#"{b="2"}"#),
+        ]);
+        assert_eq!(
+            series_query(&f, &off).unwrap(),
+            r#"({a="1", c=~"x|y"}) or ({b="2"})"#
+        );
     }
 
     fn app_then_job() -> logsql_ast::Discovery {
@@ -331,11 +372,11 @@ mod tests {
         );
         let f = Form::from_pairs([("match[]", sel)]);
         assert_eq!(
-            series_queries(&f, &app_then_job()).unwrap(),
-            [concat!(
+            series_query(&f, &app_then_job()).unwrap(),
+            concat!(
                 r#"{env="p", service_name="api" or env="p", service_name="", app="api" "#,
                 r#"or env="p", service_name="", app="", job="api"}"#
-            )]
+            )
         );
     }
 

@@ -34,7 +34,7 @@ use crate::metric::discovered::{self, Derived};
 use crate::metric::eval::{self, Order};
 use crate::metric::plan::{self, Need, RangeInput};
 use crate::metric::window::{self, WindowSpec};
-use crate::metric::{EngineError, Grid, Matrix, Value, buckets, json, optimize, raw, rows};
+use crate::metric::{EngineError, Grid, Matrix, Value, buckets, domain, json, optimize, raw, rows};
 use crate::pipeline::hints::MetricGrouping;
 use crate::window::WindowContext;
 use crate::window::metric::MetricWindowQuery;
@@ -91,12 +91,18 @@ pub async fn range(
     let (start, end) = bounds;
     // Loki's query frontend aligns metric range queries to the step:
     // `start` down and `end` up to a multiple of it.
-    let start = start - start.rem_euclid(step);
-    let end = end + (step - end.rem_euclid(step)) % step;
+    let aligned = start
+        .checked_sub(start.rem_euclid(step))
+        .zip(end.checked_add((step - end.rem_euclid(step)) % step));
+    let Some((start, end)) = aligned else {
+        return Err(ApiError::BadRequest(domain::OUT_OF_RANGE.to_owned()));
+    };
     let grid = Grid::range(start, end, step);
     // Without a cache nothing is reused, and whole closed windows would only
     // add work: the range runs unsplit.
     let cached = windows.filter(|(ctx, _)| ctx.cache.is_some());
+    let window = cached.map_or(0, |(ctx, _)| ctx.settings.interval_ns());
+    domain::check(&grid, window, &plan::collect(expr))?;
     let split = cached.and_then(|(ctx, headers)| {
         let closed_before = crate::params::timestamp::now_ns()
             .saturating_sub(i64::try_from(ctx.cache_settings.freshness.as_nanos()).unwrap_or(0))
@@ -177,6 +183,7 @@ pub async fn instant(
     let began = Instant::now();
     let expr = &*optimize::as_loki_runs(expr);
     let grid = Grid::instant(time);
+    domain::check(&grid, 0, &plan::collect(expr))?;
     let value = run(state, expr, &grid, work).await?;
     let summary = summary(began);
     let mut out = Vec::with_capacity(256);
@@ -246,7 +253,7 @@ fn bucket_ns(grid: &Grid, range: i64, vl_start: i64, vl_end: i64) -> Result<i64,
     } else {
         gcd(range, grid.step)
     };
-    if (vl_end - vl_start) / bucket > MAX_BUCKETS {
+    if vl_end.saturating_sub(vl_start) / bucket > MAX_BUCKETS {
         return Err(ApiError::Unsupported(format!(
             "the range and step have too small a common divisor ({bucket} ns buckets); use a step that divides the range"
         )));

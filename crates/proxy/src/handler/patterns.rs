@@ -121,7 +121,9 @@ fn mine(
             .map(|(k, v)| (sanitize_label_name(k).into_owned(), (*v).to_owned()))
             .collect();
         let level = detected_level(&labels, &fields, row.msg);
-        let bucket = row.time_ns - row.time_ns.rem_euclid(step);
+        // The step bucket the line falls in; a bucket starting before
+        // the first representable nanosecond is named by that nanosecond.
+        let bucket = row.time_ns.div_euclid(step).saturating_mul(step);
         miners.entry(level).or_default().train(row.msg, bucket);
     }
     Ok((miners, rows.rows.len()))

@@ -13,6 +13,7 @@ pub mod aggregate;
 pub mod binary;
 pub mod buckets;
 pub mod discovered;
+pub mod domain;
 pub mod error;
 pub mod eval;
 pub mod grid;

@@ -1,5 +1,6 @@
 //! Loki's per-query limits as configured (`--max-query-length`,
-//! `--max-entries-limit-per-query`, `--max-query-series`).
+//! `--max-entries-limit-per-query`, `--max-query-series`), and lokivl's
+//! `--max-series-matchers`.
 //!
 //! The values live in [`crate::config::Settings`] and reach the request path
 //! through a middleware ([`layer`]) that runs each request inside [`scope`]. Handlers keep calling [`super::check_max_entries`] and
@@ -16,6 +17,8 @@ pub const DEFAULT_MAX_QUERY_LENGTH: Duration = Duration::from_secs(721 * 3600);
 pub const DEFAULT_MAX_ENTRIES_LIMIT: u32 = 5000;
 /// Loki's default `max_query_series`.
 pub const DEFAULT_MAX_QUERY_SERIES: usize = 500;
+/// Default most distinct `match[]` selectors of one `series` request.
+pub const DEFAULT_MAX_SERIES_MATCHERS: usize = 100;
 
 /// The per-query limits one router enforces; 0 disables a limit, as in Loki.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +29,8 @@ pub struct QueryLimits {
     pub max_entries_limit: u32,
     /// Most series in a metric answer (0 = unlimited).
     pub max_query_series: usize,
+    /// Most distinct `match[]` selectors of a `series` request (0 = unlimited).
+    pub max_series_matchers: usize,
 }
 
 impl Default for QueryLimits {
@@ -34,6 +39,7 @@ impl Default for QueryLimits {
             max_query_length_ns: duration_ns(DEFAULT_MAX_QUERY_LENGTH),
             max_entries_limit: DEFAULT_MAX_ENTRIES_LIMIT,
             max_query_series: DEFAULT_MAX_QUERY_SERIES,
+            max_series_matchers: DEFAULT_MAX_SERIES_MATCHERS,
         }
     }
 }
@@ -74,7 +80,7 @@ pub async fn layer(
     scope(limits, next.run(req)).await
 }
 
-/// `--max-query-length`, `--max-entries-limit-per-query`, `--max-query-series`.
+/// `--max-query-length`, `--max-entries-limit-per-query`, `--max-query-series`, `--max-series-matchers`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct QueryLimitFlags {
     /// Loki's `max_query_length`: longest `end - start` of a query (400 past it; 0 disables).
@@ -86,6 +92,9 @@ pub struct QueryLimitFlags {
     /// Loki's `max_query_series`: most series in a metric answer (400 past it; 0 disables).
     #[arg(long, env = "LOKIVL_MAX_QUERY_SERIES", default_value_t = DEFAULT_MAX_QUERY_SERIES)]
     pub max_query_series: usize,
+    /// Most distinct `match[]` selectors of one `series` request (400 past it; 0 disables; Loki has no such limit).
+    #[arg(long, env = "LOKIVL_MAX_SERIES_MATCHERS", default_value_t = DEFAULT_MAX_SERIES_MATCHERS)]
+    pub max_series_matchers: usize,
 }
 
 impl QueryLimitFlags {
@@ -95,6 +104,7 @@ impl QueryLimitFlags {
             max_query_length_ns: duration_ns(self.max_query_length),
             max_entries_limit: self.max_entries_limit_per_query,
             max_query_series: self.max_query_series,
+            max_series_matchers: self.max_series_matchers,
         }
     }
 }
@@ -114,6 +124,7 @@ mod tests {
             max_query_length_ns: 5,
             max_entries_limit: 7,
             max_query_series: 9,
+            max_series_matchers: 11,
         };
         let seen = scope(custom, async { QueryLimits::current() }).await;
         assert_eq!(seen, custom);

@@ -6,8 +6,8 @@ use std::time::Duration;
 use super::map::{MapError, TenantMap};
 use super::resolve::Resolver;
 
-/// `--tenant-map`, `--tenant-map-reload`, `--default-tenant`, `--tenant-numeric`
-/// and `--require-tenant-header`.
+/// `--tenant-map`, `--tenant-map-reload`, `--default-tenant`, `--tenant-numeric`,
+/// `--require-tenant-header` and `--max-tenants-per-query`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TenantFlags {
     /// YAML/JSON file mapping `X-Scope-OrgID` names to `{account_id, project_id}`; reloaded when it changes.
@@ -30,6 +30,9 @@ pub struct TenantFlags {
     /// Refuse requests without `X-Scope-OrgID` with 401 `no org id` instead of using `--default-tenant`.
     #[arg(long, env = "LOKIVL_REQUIRE_TENANT_HEADER", default_value_t = false)]
     pub require_tenant_header: bool,
+    /// Most tenants one `X-Scope-OrgID` may name (`a|b|…`); more get 400 (0 = unlimited).
+    #[arg(long, env = "LOKIVL_MAX_TENANTS_PER_QUERY", default_value_t = 32)]
+    pub max_tenants_per_query: usize,
 }
 
 /// Validated tenancy settings.
@@ -45,6 +48,8 @@ pub struct TenantSettings {
     pub numeric: bool,
     /// Whether a missing `X-Scope-OrgID` is refused (`--require-tenant-header`).
     pub require_header: bool,
+    /// Most tenants one request may name (0: no limit).
+    pub max_members: usize,
 }
 
 impl Default for TenantSettings {
@@ -55,6 +60,7 @@ impl Default for TenantSettings {
             default: "0:0".to_owned(),
             numeric: true,
             require_header: false,
+            max_members: 32,
         }
     }
 }
@@ -71,6 +77,7 @@ impl TenantFlags {
             default: self.default_tenant.trim().to_owned(),
             numeric: self.tenant_numeric,
             require_header: self.require_tenant_header,
+            max_members: self.max_tenants_per_query,
         };
         s.resolver().map_err(|e| e.to_string())?;
         Ok(s)
@@ -102,7 +109,8 @@ impl TenantSettings {
             .transpose()?;
         let r = Resolver::new(map, self.default.clone())
             .numeric(self.numeric)
-            .require_header(self.require_header);
+            .require_header(self.require_header)
+            .with_max_members(self.max_members);
         r.check_default()
             .map_err(|e| TenantConfigError::Default(e.to_string()))?;
         Ok(r)

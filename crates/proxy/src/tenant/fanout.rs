@@ -75,12 +75,7 @@ pub async fn post_form(
         None => (members.iter().collect(), form.to_vec()),
     };
     let form = rewritten.as_slice();
-    let mut answers = Vec::with_capacity(members.len());
-    for m in members {
-        let one = Tenant::resolved(vec![m.clone()]);
-        let body = super::scope(one, backend.post_form_one(endpoint, form)).await?;
-        answers.push((m, body));
-    }
+    let answers = call_members(backend, endpoint, form, members).await?;
     match endpoint {
         Endpoint::Query => Ok(merge_entries(&answers, form)),
         Endpoint::StreamFieldNames | Endpoint::FieldNames => {
@@ -100,6 +95,44 @@ pub async fn post_form(
         }
         _ => Ok(write_values(merge_values(&answers)?.into_iter().collect())),
     }
+}
+
+/// One call per member, `backend.fanout_parallelism()` at a time, answers
+/// in member order (so merging is the same as calling them one by one).
+///
+/// The calls run in this task, each in its member's [`super::scope`]; the
+/// backend gate still bounds all calls of all requests together.
+///
+/// # Errors
+/// The error of the first member (in member order) whose call fails; the
+/// calls still running are dropped, which cancels them.
+async fn call_members<'m>(
+    backend: &Backend,
+    endpoint: Endpoint,
+    form: &[(&str, &str)],
+    members: Vec<&'m Member>,
+) -> Result<Vec<(&'m Member, BytesMut)>, BackendError> {
+    use futures_util::{StreamExt as _, TryStreamExt as _};
+    let calls: Vec<_> = members
+        .into_iter()
+        .map(|m| call_member(backend, endpoint, form, m))
+        .collect();
+    futures_util::stream::iter(calls)
+        .buffered(backend.fanout_parallelism())
+        .try_collect()
+        .await
+}
+
+/// One member's call, in its own tenant scope.
+async fn call_member<'m>(
+    backend: &Backend,
+    endpoint: Endpoint,
+    form: &[(&str, &str)],
+    m: &'m Member,
+) -> Result<(&'m Member, BytesMut), BackendError> {
+    let one = Tenant::resolved(vec![m.clone()]);
+    let body = super::scope(one, backend.post_form_one(endpoint, form)).await?;
+    Ok((m, body))
 }
 
 /// A query with its `__tenant_id__` matchers applied.

@@ -24,13 +24,23 @@ pub enum TenantError {
     /// of Loki's auth middleware (`auth_enabled: true`).
     #[error("no org id")]
     NoOrgId,
+    /// More tenants than `--max-tenants-per-query`: 400. Each one is a
+    /// VictoriaLogs call per backend call of the request; Loki has no such
+    /// limit (its header size bounds the list), the text follows its limit errors.
+    #[error("max tenants per query exceeded, tenants > max_tenants_per_query ({count} > {max})")]
+    TooMany {
+        /// Distinct tenants named.
+        count: usize,
+        /// The configured maximum.
+        max: usize,
+    },
 }
 
 impl TenantError {
     /// The status answered: 400 for malformed ids, 401 for unknown names and a missing header.
     pub fn status(&self) -> StatusCode {
         match self {
-            Self::Invalid(_) => StatusCode::BAD_REQUEST,
+            Self::Invalid(_) | Self::TooMany { .. } => StatusCode::BAD_REQUEST,
             Self::Unknown(_) | Self::NoOrgId => StatusCode::UNAUTHORIZED,
         }
     }
@@ -96,6 +106,8 @@ pub struct Resolver {
     default: String,
     numeric: bool,
     require_header: bool,
+    /// Most tenants one request may name (0: no limit).
+    max_members: usize,
 }
 
 impl Resolver {
@@ -108,7 +120,27 @@ impl Resolver {
             default,
             numeric: true,
             require_header: false,
+            max_members: 0,
         }
+    }
+
+    /// Refuses requests naming more than `max` distinct tenants (0: no limit).
+    #[must_use]
+    pub fn with_max_members(mut self, max: usize) -> Self {
+        self.max_members = max;
+        self
+    }
+
+    /// [`TenantError::TooMany`] past `--max-tenants-per-query`.
+    fn capped(&self, t: Tenant) -> Result<Tenant, TenantError> {
+        let count = t.members().len();
+        if self.max_members > 0 && count > self.max_members {
+            return Err(TenantError::TooMany {
+                count,
+                max: self.max_members,
+            });
+        }
+        Ok(t)
     }
 
     /// Whether numeric ids not in the map (`12`, `12:34`) pass through
@@ -177,7 +209,7 @@ impl Resolver {
                 })
             })
             .collect::<Result<Vec<_>, TenantError>>()?;
-        Ok(Tenant::resolved(members))
+        self.capped(Tenant::resolved(members))
     }
 
     /// Checks the default tenant once at startup.
@@ -378,5 +410,22 @@ mod tests {
         assert!(r.resolve_header(Some("99999999999")).is_err());
         let r = Resolver::new(None, "nobody".to_owned());
         assert!(r.check_default().is_err());
+    }
+
+    #[test]
+    fn too_many_tenants_are_refused() {
+        let r = resolver().with_max_members(3);
+        assert_eq!(
+            r.resolve_header(Some("1|2|3|3")).unwrap().members().len(),
+            3
+        );
+        let e = r.resolve_header(Some("1|2|3|4")).unwrap_err();
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            e.to_string(),
+            "max tenants per query exceeded, tenants > max_tenants_per_query (4 > 3)"
+        );
+        let ids: Vec<String> = (0..1000).map(|i| i.to_string()).collect();
+        assert!(resolver().resolve_header(Some(&ids.join("|"))).is_ok());
     }
 }

@@ -1,7 +1,8 @@
 //! One window through the byte cache: a hit is served as stored bytes, N
-//! concurrent callers of one window cause one fill, errors are not kept.
-//! Shared by log windows ([`super::run`]) and metric windows
-//! ([`super::metric`]).
+//! concurrent callers of one window cause one fill, errors are not kept, and
+//! a fill that no request waits for any more is stopped (its VictoriaLogs
+//! call cancelled) rather than run to the end. Shared by log windows
+//! ([`super::run`]) and metric windows ([`super::metric`]).
 
 use std::future::Future;
 use std::time::Duration;
@@ -20,24 +21,34 @@ use crate::tenant::Tenant;
 struct WindowError(ApiError);
 
 /// The bytes of one window: from the cache when present (counted under
-/// `endpoint` in `lokivl_cache_requests_total`), else from `fill`, which is
-/// then stored for `ttl`. Without a cache, `fill` runs directly.
+/// `endpoint` in `lokivl_cache_requests_total`), else from the fill `make`
+/// builds, which is then stored for `ttl`. Without a cache, the fill runs
+/// directly.
+///
+/// The fill is shared by every request waiting for this window and stopped
+/// once none waits (all their clients left): dropping this future is how a
+/// request stops waiting. `make` may be called again when this request
+/// joined a fill that was being stopped.
 ///
 /// # Errors
 /// The fill's error (each coalesced waiter gets its own copy).
-pub async fn cached<Fut>(
+pub async fn cached<M, Fut>(
     ctx: &WindowContext,
     endpoint: &'static str,
     key: CacheKey,
     ttl: Duration,
     tenant: Option<Tenant>,
-    fill: Fut,
+    make: M,
 ) -> Result<Bytes, ApiError>
 where
+    M: Fn() -> Fut,
     Fut: Future<Output = Result<Bytes, ApiError>> + Send + 'static,
 {
-    let fill = async move { fill.await.map(|body| Fetched::new(body, ttl)) };
-    cached_fetched(ctx, endpoint, key, tenant, fill).await
+    let make = move || {
+        let fill = make();
+        async move { fill.await.map(|body| Fetched::new(body, ttl)) }
+    };
+    cached_fetched(ctx, endpoint, key, tenant, make).await
 }
 
 /// [`cached`] where the fill decides the TTL itself: [`Duration::ZERO`]
@@ -46,25 +57,33 @@ where
 ///
 /// # Errors
 /// As [`cached`].
-pub async fn cached_fetched<Fut>(
+pub async fn cached_fetched<M, Fut>(
     ctx: &WindowContext,
     endpoint: &'static str,
     key: CacheKey,
     tenant: Option<Tenant>,
-    fill: Fut,
+    make: M,
 ) -> Result<Bytes, ApiError>
 where
+    M: Fn() -> Fut,
     Fut: Future<Output = Result<Fetched, ApiError>> + Send + 'static,
 {
     let Some(cache) = &ctx.cache else {
-        return fill.await.map(|f| f.body);
+        return make().await.map(|f| f.body);
     };
-    let fill = async move { fill.await.map_err(WindowError) };
-    let result = match tenant {
-        // The fill may run in another task: it must keep the request's tenant.
-        Some(t) => cache.get_or_fetch(key, crate::tenant::scope(t, fill)).await,
-        None => cache.get_or_fetch(key, fill).await,
+    let make = || {
+        let fill = make();
+        let tenant = tenant.clone();
+        async move {
+            let fill = async move { fill.await.map_err(WindowError) };
+            match tenant {
+                // The fill may run in another task: it must keep the request's tenant.
+                Some(t) => crate::tenant::scope(t, fill).await,
+                None => fill.await,
+            }
+        }
     };
+    let result = cache.get_or_fetch_cancellable(key, make).await;
     match result {
         Ok(lookup) => {
             ctx.metrics.observe_cache(

@@ -18,6 +18,7 @@ use super::WindowContext;
 use super::fill;
 use super::matrix_codec;
 use super::metric_split::MetricWindow;
+use super::task::WindowTask;
 use crate::error::ApiError;
 use crate::metric::{Grid, Labels, Matrix, Point, Series};
 use crate::tenant::Tenant;
@@ -59,8 +60,7 @@ where
     let eval = Arc::new(eval);
     let q = Arc::new(q.clone());
     let mut pending = windows.into_iter();
-    let mut inflight: VecDeque<(Grid, tokio::task::JoinHandle<Result<Matrix, ApiError>>)> =
-        VecDeque::new();
+    let mut inflight: VecDeque<(Grid, WindowTask<Result<Matrix, ApiError>>)> = VecDeque::new();
     let mut merged = Merged::new(grid);
     let result = loop {
         while inflight.len() < ctx.settings.parallelism {
@@ -76,9 +76,8 @@ where
             Err(e) => break Err(ApiError::Internal(format!("window task failed: {e}"))),
         }
     };
-    for (_, task) in inflight {
-        task.abort();
-    }
+    // On an error the other windows are not needed: dropping them stops them.
+    drop(inflight);
     result?;
     Ok(merged.finish())
 }
@@ -88,7 +87,7 @@ fn spawn_window<F, Fut>(
     q: &Arc<MetricWindowQuery>,
     w: MetricWindow,
     eval: Arc<F>,
-) -> tokio::task::JoinHandle<Result<Matrix, ApiError>>
+) -> WindowTask<Result<Matrix, ApiError>>
 where
     F: Fn(Grid) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Matrix, ApiError>> + Send + 'static,
@@ -103,11 +102,13 @@ where
         } else {
             ctx.cache_settings.live_ttl
         };
-        let matrix = eval(w.grid);
-        let fill = async move {
-            let mut out = Vec::new();
-            matrix_codec::encode(&matrix.await?, &mut out);
-            Ok(Bytes::from(out))
+        let fill = || {
+            let matrix = eval(w.grid);
+            async move {
+                let mut out = Vec::new();
+                matrix_codec::encode(&matrix.await?, &mut out);
+                Ok(Bytes::from(out))
+            }
         };
         let body = fill::cached(
             &ctx,
@@ -122,8 +123,8 @@ where
     };
     match tenant {
         // Spawned work must carry the tenant again (see `tenant::scope`).
-        Some(t) => tokio::spawn(crate::tenant::scope(t, task)),
-        None => tokio::spawn(task),
+        Some(t) => WindowTask::spawn(crate::tenant::scope(t, task)),
+        None => WindowTask::spawn(task),
     }
 }
 

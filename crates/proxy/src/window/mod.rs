@@ -21,6 +21,7 @@ pub mod metric;
 pub mod metric_split;
 pub mod run;
 pub mod split;
+mod task;
 
 use std::time::Duration;
 

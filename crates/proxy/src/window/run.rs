@@ -15,6 +15,7 @@ use super::answer::WindowAnswer;
 use super::fill;
 use super::merge::merge;
 use super::split::Window;
+use super::task::WindowTask;
 use crate::direction::Direction;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
@@ -97,36 +98,37 @@ where
     let fetch = Arc::new(fetch);
     let q = Arc::new(q.clone());
     let mut pending = windows.into_iter();
-    let mut inflight: VecDeque<tokio::task::JoinHandle<Result<WindowAnswer, ApiError>>> =
-        VecDeque::new();
+    let mut inflight: VecDeque<WindowTask<Result<WindowAnswer, ApiError>>> = VecDeque::new();
     let mut done: Vec<WindowAnswer> = Vec::new();
     let mut collected = 0;
-    let result = loop {
+    let limit_reached = loop {
         while inflight.len() < ctx.settings.parallelism {
             let Some(w) = pending.next() else { break };
             inflight.push_back(spawn_window(ctx, &q, w, Arc::clone(&fetch)));
         }
         let Some(next) = inflight.pop_front() else {
-            break Ok(());
+            break false;
         };
         match next.await {
             Ok(Ok(answer)) => {
                 collected += answer.len();
                 done.push(answer);
                 if collected >= q.limit {
-                    break Ok(());
+                    break true;
                 }
             }
-            Ok(Err(e)) => break Err(e),
-            Err(e) => break Err(ApiError::Internal(format!("window task failed: {e}"))),
+            // Dropping `inflight` on the way out stops the other windows.
+            Ok(Err(e)) => return Err(e),
+            Err(e) => return Err(ApiError::Internal(format!("window task failed: {e}"))),
         }
     };
-    // Windows past the limit are not needed; fills already under way in the
-    // cache finish on their own and are kept for the next request.
-    for task in inflight {
-        task.abort();
+    // Windows past the limit are not needed now; with a cache, those already
+    // under way finish and are kept for the next refresh (at most
+    // `parallelism - 1` of them). Otherwise, and whenever this walk is
+    // dropped (the client left), dropping them stops them.
+    if limit_reached && ctx.cache.is_some() {
+        inflight.into_iter().for_each(WindowTask::detach);
     }
-    result?;
     let mut out = Vec::new();
     merge(&done, q.limit, q.direction, q.categorize, started, &mut out);
     Ok(out)
@@ -137,7 +139,7 @@ fn spawn_window<F, Fut>(
     q: &Arc<WindowQuery>,
     w: Window,
     fetch: Arc<F>,
-) -> tokio::task::JoinHandle<Result<WindowAnswer, ApiError>>
+) -> WindowTask<Result<WindowAnswer, ApiError>>
 where
     F: Fn(Window) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<WindowBody, ApiError>> + Send + 'static,
@@ -148,8 +150,8 @@ where
     let task = async move { one_window(&ctx, &q, w, fetch.as_ref()).await };
     match tenant {
         // Spawned work must carry the tenant again (see `tenant::scope`).
-        Some(t) => tokio::spawn(crate::tenant::scope(t, task)),
-        None => tokio::spawn(task),
+        Some(t) => WindowTask::spawn(crate::tenant::scope(t, task)),
+        None => WindowTask::spawn(task),
     }
 }
 
@@ -169,24 +171,26 @@ where
         &ctx.cache_settings,
         crate::params::timestamp::now_ns(),
     );
-    let body = fetch(w);
     let stored = ctx.cache.is_some();
-    let fill = async move {
-        let fetched = body.await?;
-        // Cut by the request's budget: shared with concurrent callers, never kept.
-        let ttl = if fetched.cacheable {
-            ttl
-        } else {
-            Duration::ZERO
-        };
-        let body = Bytes::from(fetched.body);
-        if !stored {
-            // Decoded once below; no need to re-pack it.
-            return Ok(Fetched::new(body, ttl));
+    let fill = || {
+        let body = fetch(w);
+        async move {
+            let fetched = body.await?;
+            // Cut by the request's budget: shared with concurrent callers, never kept.
+            let ttl = if fetched.cacheable {
+                ttl
+            } else {
+                Duration::ZERO
+            };
+            let body = Bytes::from(fetched.body);
+            if !stored {
+                // Decoded once below; no need to re-pack it.
+                return Ok(Fetched::new(body, ttl));
+            }
+            let answer =
+                WindowAnswer::from_body(&body).map_err(|e| ApiError::Internal(e.to_string()))?;
+            Ok(Fetched::new(answer.to_bytes(), ttl))
         }
-        let answer =
-            WindowAnswer::from_body(&body).map_err(|e| ApiError::Internal(e.to_string()))?;
-        Ok(Fetched::new(answer.to_bytes(), ttl))
     };
     let body = fill::cached_fetched(ctx, WINDOW_ENDPOINT, key, q.tenant.clone(), fill).await?;
     if stored {
