@@ -41,11 +41,19 @@ fn check(c: &Case) -> Option<String> {
 fn corpus_matches_loki() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let path = dir.join("tests/data/logql-corpus.jsonl");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("the corpus is test data of this crate: {}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "the corpus is test data of this crate: {}: {e}",
+            path.display()
+        )
+    });
     let gaps_path = dir.join("tests/data/corpus-gaps.txt");
-    let gaps_text = std::fs::read_to_string(&gaps_path)
-        .unwrap_or_else(|e| panic!("the gap list is test data of this crate: {}: {e}", gaps_path.display()));
+    let gaps_text = std::fs::read_to_string(&gaps_path).unwrap_or_else(|e| {
+        panic!(
+            "the gap list is test data of this crate: {}: {e}",
+            gaps_path.display()
+        )
+    });
     let gaps: BTreeSet<String> = gaps_text
         .lines()
         .filter(|l| !l.trim().is_empty())

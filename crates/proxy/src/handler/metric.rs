@@ -19,8 +19,9 @@ use std::time::Instant;
 use axum::response::Response;
 use http::HeaderMap;
 use logql_parser::{MatchOp, MetricExpr, RangeOp};
-use logsql_ast::{MetricPipe, RangePlan, bucket_offset};
+use logsql_ast::{MetricPipe, RangePlan, bucket_start};
 
+use super::bucketed::{self, Bucketed};
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::encode::stats::Summary;
@@ -283,13 +284,24 @@ async fn fetch(state: &AppState, input: &RangeInput<'_>, grid: &Grid) -> Result<
         return Ok(raw::evaluate(&series, grid, &spec, r.param.unwrap_or(0.0)));
     }
     let bucket = bucket_ns(grid, range, vl_start, vl_end)?;
-    let q = plan.stats_query(bucket, bucket_offset(grid.start - offset, bucket), &by);
-    let mut body = post(state, &q, vl_start, vl_end).await?;
+    let b = Bucketed {
+        bucket_ns: bucket,
+        start_ns: bucket_start(grid.start - offset, bucket),
+        vl_start,
+        vl_end,
+    };
+    let query = |o| plan.stats_query(bucket, o, &by);
     let series = if derived.service_name {
-        let series = buckets::decode_by_stream(&mut body, bucket)?;
+        let series = bucketed::fetch(state, &b, query, |body, g| {
+            buckets::decode_by_stream(body, g)
+        })
+        .await?;
         discovered::with_service_name(series, &discovery, grouping)?
     } else {
-        buckets::decode(&mut body, bucket, grouping)?
+        bucketed::fetch(state, &b, query, |body, g| {
+            buckets::decode(body, g, grouping)
+        })
+        .await?
     };
     if r.op == RangeOp::AbsentOverTime {
         return Ok(window::absent(&series, grid, &spec, absent_labels(r)));
@@ -318,17 +330,24 @@ async fn fetch_levels(
     let vl_start = grid.start - offset - range + 1;
     let vl_end = grid.last() - offset;
     let bucket = bucket_ns(grid, range, vl_start, vl_end)?;
+    let b = Bucketed {
+        bucket_ns: bucket,
+        start_ns: bucket_start(grid.start - offset, bucket),
+        vl_start,
+        vl_end,
+    };
     // Every entry counted, grouped by stream and level fields; the groups
     // where no level field is set are the entries whose level is in the line.
-    let q = plan.stats_query(
-        bucket,
-        bucket_offset(grid.start - offset, bucket),
-        &discovered::level_grouping(keep),
-    );
-    let mut body = post(state, &q, vl_start, vl_end).await?;
-    let (counted, unleveled): (Vec<_>, Vec<_>) = buckets::decode_by_stream(&mut body, bucket)?
-        .into_iter()
-        .partition(|s| discovered::has_level(&s.labels));
+    let by = discovered::level_grouping(keep);
+    let (counted, unleveled): (Vec<_>, Vec<_>) = bucketed::fetch(
+        state,
+        &b,
+        |o| plan.stats_query(bucket, o, &by),
+        |body, g| buckets::decode_by_stream(body, g),
+    )
+    .await?
+    .into_iter()
+    .partition(|s| discovered::has_level(&s.labels));
     let mut series = discovered::with_levels(counted, discovery, derived, keep)?;
     // Only when there are such entries are their lines read (usually every
     // entry or none has a level field, so this saves a request).
