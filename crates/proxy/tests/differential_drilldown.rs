@@ -390,16 +390,9 @@ fn write_golden<T: Serialize>(release: &str, name: &str, value: &T) {
     std::fs::write(golden_dir(release).join(name), text + "\n").expect("write golden");
 }
 
-fn skip(msg: &str) {
-    let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("skipped: {msg}\n"));
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live() {
-    let (Some(loki_bin), Some(vl_bin)) =
-        (common::loki::find_loki_binary(), backend::find_vl_binary())
-    else {
-        skip("needs LOKIVL_LOKI_BIN and LOKIVL_VL_BIN (Loki and VictoriaLogs binaries)");
+    let Some((loki_bin, vl_bin)) = common::differential::servers() else {
         return;
     };
     // Loki's pattern ingester only mines recent lines: the data spans the
