@@ -1,5 +1,7 @@
-//! Runs Loki's LogQL corpus: valid queries must parse and print stably,
-//! invalid ones must fail with Loki's exact text. Known gaps are listed in
+//! Runs Loki's LogQL corpus (`tests/data/logql-corpus.jsonl`, queries from
+//! Loki's parser tests with Loki's verdict and error text): valid queries must
+//! parse and print stably, invalid ones must fail with Loki's exact text. A
+//! missing corpus is a failure, not a skip. Known gaps are listed in
 //! `tests/data/corpus-gaps.txt` (one JSON string per line); the list may only
 //! shrink: a listed query that starts passing fails the test too.
 
@@ -38,13 +40,20 @@ fn check(c: &Case) -> Option<String> {
 #[test]
 fn corpus_matches_loki() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let path = dir.join("../../../shared/design/logql-corpus.jsonl");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        println!("corpus not found at {}, skipping", path.display());
-        return;
-    };
-    let gaps_text =
-        std::fs::read_to_string(dir.join("tests/data/corpus-gaps.txt")).unwrap_or_default();
+    let path = dir.join("tests/data/logql-corpus.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "the corpus is test data of this crate: {}: {e}",
+            path.display()
+        )
+    });
+    let gaps_path = dir.join("tests/data/corpus-gaps.txt");
+    let gaps_text = std::fs::read_to_string(&gaps_path).unwrap_or_else(|e| {
+        panic!(
+            "the gap list is test data of this crate: {}: {e}",
+            gaps_path.display()
+        )
+    });
     let gaps: BTreeSet<String> = gaps_text
         .lines()
         .filter(|l| !l.trim().is_empty())

@@ -127,7 +127,7 @@ fn queries_to_record() -> Vec<String> {
     struct Case {
         query: String,
     }
-    let corpus = crate_dir().join("../../../shared/design/logql-corpus.jsonl");
+    let corpus = crate_dir().join("tests/data/logql-corpus.jsonl");
     let text = std::fs::read_to_string(&corpus)
         .unwrap_or_else(|e| panic!("corpus {}: {e}", corpus.display()));
     let mut out: Vec<String> = text
@@ -233,7 +233,7 @@ fn record_from_real_loki() {
     let Ok(bin) = std::env::var("LOKIVL_LOKI_BIN") else {
         let _ = std::io::Write::write_fmt(
             &mut std::io::stderr(),
-            format_args!("skipping format_query recording: LOKIVL_LOKI_BIN is not set\n"),
+            format_args!("skipped: no Loki binary (set LOKIVL_LOKI_BIN); format_query recorder\n"),
         );
         return;
     };
@@ -285,7 +285,8 @@ fn record_from_real_loki() {
             golden_path().display()
         );
     } else {
-        let stored = std::fs::read_to_string(golden_path()).unwrap_or_default();
+        let stored = std::fs::read_to_string(golden_path())
+            .unwrap_or_else(|e| panic!("{}: {e}", golden_path().display()));
         assert!(
             stored == text,
             "the live Loki answers differently from the golden; re-record with LOKIVL_RECORD_GOLDEN=1"

@@ -40,7 +40,7 @@ pub mod discovered {
     pub use crate::lower::discovery::{DETECTED_LEVEL, SERVICE_NAME, UNKNOWN_SERVICE};
 }
 pub use metric::{
-    MetricPipe, NUMBER_FIELD, RangePlan, StatsFunc, VALUE_FIELD, ValueScale, bucket_offset,
+    MetricPipe, NUMBER_FIELD, RangePlan, StatsFunc, VALUE_FIELD, ValueScale, bucket_start,
     guard_regex, lower_range,
 };
 pub use pipe::{Pipe, Unpack, UnpackFormat};

@@ -18,7 +18,7 @@ mod unwrap;
 
 use logql_parser::{LabelFilter, LogExpr, RangeAggregation, RangeOp, Stage, UnwrapConversion};
 
-pub use self::stats::{StatsFunc, bucket_offset};
+pub use self::stats::{StatsFunc, bucket_start};
 pub use self::unwrap::{MetricPipe, NUMBER_FIELD, VALUE_FIELD, guard_regex};
 
 use crate::error::LowerError;
@@ -104,8 +104,10 @@ impl RangePlan {
 
     /// The LogsQL for `/select/logsql/query` computing [`RangePlan::funcs`] per bucket.
     ///
-    /// Buckets are `[b, b + bucket)` with `b ≡ offset (mod bucket)`, all in
-    /// nanoseconds; `by` are the VictoriaLogs fields to group by.
+    /// Buckets are `[b, b + bucket)` placed by `offset`, all in nanoseconds:
+    /// where they start depends on the VictoriaLogs release (v1.26:
+    /// `b ≡ offset`, v1.51: `b ≡ −offset (mod bucket)`; see [`bucket_start`]).
+    /// `by` are the VictoriaLogs fields to group by.
     pub fn stats_query(&self, bucket_ns: i64, offset_ns: i64, by: &[String]) -> String {
         let mut q = self.selection();
         if self.funcs().contains(&StatsFunc::SumSquares) {

@@ -10,6 +10,7 @@
 //! drops the connection to VictoriaLogs, which cancels the work there.
 
 pub mod breaker;
+pub mod dialect;
 pub mod gate;
 pub mod stream;
 pub mod tls;
@@ -28,6 +29,7 @@ use crate::config::BackendUrl;
 use crate::metrics::{Metrics, Outcome};
 
 use self::breaker::Breaker;
+use self::dialect::{Dialect, OffsetRule};
 use self::gate::Gate;
 
 /// How long an idle pooled connection is kept; VictoriaLogs closes idle ones after ~2 min.
@@ -233,6 +235,7 @@ pub struct Backend {
     opts: BackendOptions,
     breaker: Breaker,
     gate: Gate,
+    dialect: Dialect,
     metrics: Metrics,
 }
 
@@ -250,6 +253,7 @@ impl Backend {
             url,
             breaker: Breaker::new(opts.breaker_failures, opts.breaker_cooldown),
             gate: Gate::new(opts.concurrency, opts.queue),
+            dialect: Dialect::default(),
             opts,
             metrics,
         }
@@ -258,6 +262,43 @@ impl Backend {
     /// Tenants of one multi-tenant call asked at the same time ([`crate::tenant::fanout`]).
     pub fn fanout_parallelism(&self) -> usize {
         self.opts.fanout_parallelism.max(1)
+    }
+
+    /// The rule this VictoriaLogs follows for time-bucket offsets: as last
+    /// seen, else probed now ([`dialect::PROBE`]), else the current releases'.
+    pub async fn offset_rule(&self) -> OffsetRule {
+        if let Some(rule) = self.dialect.offset_rule() {
+            return rule;
+        }
+        let _probing = self.dialect.probing().await;
+        if let Some(rule) = self.dialect.offset_rule() {
+            return rule;
+        }
+        match self
+            .post_form(Endpoint::Query, &[("query", dialect::PROBE)])
+            .await
+        {
+            Ok(body) => match dialect::rule_of_probe(&body) {
+                Some(rule) => {
+                    self.learn_offset_rule(rule);
+                    return rule;
+                }
+                None => tracing::debug!("offset probe found no entry; probing again next time"),
+            },
+            Err(e) => tracing::debug!(error = %e, "offset probe failed; probing again next time"),
+        }
+        OffsetRule::CURRENT
+    }
+
+    /// Records the offset rule an answer showed (published in `/metrics`).
+    pub fn learn_offset_rule(&self, rule: OffsetRule) {
+        if self.dialect.learn_offset_rule(rule) {
+            tracing::warn!(
+                rule = rule.name(),
+                "VictoriaLogs changed its time-bucket offset rule (upgraded in place?)"
+            );
+        }
+        self.metrics.set_offset_rule(rule.name());
     }
 
     /// Whether the circuit breaker currently refuses calls.
@@ -301,6 +342,10 @@ impl Backend {
 
     /// POSTs `form` to `endpoint` and returns the whole 2xx body.
     ///
+    /// `end` in `form` is the last nanosecond wanted (inclusive), in
+    /// nanoseconds; it is sent in the spelling every VictoriaLogs release
+    /// reads alike ([`dialect::exact_end`]).
+    ///
     /// # Errors
     /// [`BackendError`] on connection failure, deadline, non-2xx status or a broken body.
     pub async fn post_form(
@@ -324,9 +369,7 @@ impl Backend {
         endpoint: Endpoint,
         form: &[(&str, &str)],
     ) -> Result<BytesMut, BackendError> {
-        let body = form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form)
-            .finish();
+        let body = encode_form(form);
         let req = Request::builder()
             .method(Method::POST)
             .uri(self.uri(endpoint))
@@ -400,6 +443,7 @@ impl Backend {
         endpoint: Endpoint,
         req: Request<Full<Bytes>>,
     ) -> Result<BytesMut, BackendError> {
+        let was_open = self.breaker.is_open();
         let permit = self
             .breaker
             .admit()
@@ -424,7 +468,12 @@ impl Backend {
         };
         drop(slot);
         permit.record(!result.as_ref().is_err_and(|e| e.is_backend_fault(endpoint)));
-        self.metrics.set_breaker_open(self.breaker.is_open());
+        let is_open = self.breaker.is_open();
+        if was_open && !is_open {
+            // VictoriaLogs is back, perhaps another release: probe its rules again.
+            self.dialect.forget();
+        }
+        self.metrics.set_breaker_open(is_open);
         result
     }
 
@@ -475,6 +524,24 @@ impl Backend {
             .try_into_mut()
             .unwrap_or_else(|b| BytesMut::from(&b[..])))
     }
+}
+
+/// The form body of `form`, with `end` spelt as [`dialect::exact_end`] does.
+fn encode_form(form: &[(&str, &str)]) -> String {
+    let mut body = form_urlencoded::Serializer::new(String::new());
+    for &(k, v) in form {
+        match v.parse::<i64>() {
+            Ok(last) if k == "end" => {
+                let (end, filter) = dialect::exact_end(last);
+                body.append_pair("end", &end);
+                body.append_pair("extra_filters", &filter);
+            }
+            _ => {
+                body.append_pair(k, v);
+            }
+        }
+    }
+    body.finish()
 }
 
 /// The connector for `opts`: TLS when the backend URL is `https://`, plain TCP for `http://`.

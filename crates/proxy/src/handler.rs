@@ -1,5 +1,6 @@
 //! HTTP handlers of the Loki API, one file per endpoint family.
 
+mod bucketed;
 pub mod detected;
 pub mod drilldown_limits;
 pub mod format_query;

@@ -24,6 +24,7 @@ pub struct Metrics {
     rejected: IntCounterVec,
     cache_requests: IntCounterVec,
     cache_state: IntGaugeVec,
+    offset_rule: IntGaugeVec,
 }
 
 /// The result of one backend call, as a metric label.
@@ -131,6 +132,14 @@ impl Metrics {
             ),
             &["kind"],
         )?;
+        let offset_rule = IntGaugeVec::new(
+            Opts::new(
+                "lokivl_victorialogs_bucket_offset_rule",
+                "1 for the time-bucket offset rule VictoriaLogs' answers showed: plus (v1.26) or minus (v1.51); none before the first informative answer.",
+            ),
+            &["rule"],
+        )?;
+        registry.register(Box::new(offset_rule.clone()))?;
         registry.register(Box::new(cache_requests.clone()))?;
         registry.register(Box::new(cache_state.clone()))?;
         registry.register(Box::new(backend_load.clone()))?;
@@ -157,6 +166,7 @@ impl Metrics {
             rejected,
             cache_requests,
             cache_state,
+            offset_rule,
         })
     }
 
@@ -169,6 +179,15 @@ impl Metrics {
         self.backend_load
             .with_label_values(&["running"])
             .set(g(running));
+    }
+
+    /// Marks `rule` (`plus` or `minus`) as the offset rule VictoriaLogs follows.
+    pub fn set_offset_rule(&self, rule: &str) {
+        for r in ["plus", "minus"] {
+            self.offset_rule
+                .with_label_values(&[r])
+                .set(i64::from(r == rule));
+        }
     }
 
     /// Sets the breaker gauge.

@@ -8,12 +8,12 @@
 //! `differential_loki` and the queries of
 //! `tests/data/differential_discovery_queries.txt`. With
 //! `LOKIVL_RECORD_GOLDEN=1` the live test writes
-//! `tests/golden/differential_discovery/`, which the replay test (run in CI)
-//! checks without servers.
+//! `tests/golden/victorialogs-<release>/differential_discovery/`, which the
+//! replay test (run in CI, for every recorded release) checks without servers.
 
 mod common;
 
-use common::backend::{Tap, VictoriaLogs};
+use common::backend::{Tap, VL_RELEASES, VictoriaLogs};
 use common::differential::{self, DISCOVERY};
 use common::loki::Loki;
 
@@ -50,7 +50,7 @@ async fn discovery_answers_like_a_real_loki() {
     let lokivl = start_lokivl(&tap.url).await;
     let (loki_answers, lokivl_answers) =
         differential::ask_both(&loki.url, &lokivl, &queries, base_ns).await;
-    DISCOVERY.record_if_asked(base_ns, &loki_answers, tap.recorded());
+    DISCOVERY.record_if_asked(&vl_bin, base_ns, &loki_answers, tap.recorded());
     drop(loki);
     drop(vl);
     let verdict = differential::judge(
@@ -64,19 +64,15 @@ async fn discovery_answers_like_a_real_loki() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_answers_like_the_recorded_loki() {
-    let (loki, vl) = DISCOVERY.read_goldens().expect(
-        "tests/golden/differential_discovery/ is missing; record it with \
-         LOKIVL_LOKI_BIN=... LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=1 \
-         cargo test -p proxy --test differential_discovery",
-    );
-    assert_eq!(
-        loki.base_ns, vl.base_ns,
-        "golden files from different recordings"
-    );
-    let tap = Tap::replaying(vl.exchanges).await;
-    let lokivl = start_lokivl(&tap.url).await;
-    let queries = DISCOVERY.queries();
-    let answers = differential::ask_all(&lokivl, &queries, loki.base_ns).await;
-    let verdict = differential::judge(&queries, &loki.answers, &answers, &DISCOVERY.known_gaps());
-    differential::enforce(&verdict);
+    for release in VL_RELEASES {
+        let (loki, vl) = DISCOVERY.read_goldens(release);
+        let tap = Tap::replaying(vl.exchanges).await;
+        let lokivl = start_lokivl(&tap.url).await;
+        let queries = DISCOVERY.queries();
+        let answers = differential::ask_all(&lokivl, &queries, loki.base_ns).await;
+        println!("VictoriaLogs {release}:");
+        let verdict =
+            differential::judge(&queries, &loki.answers, &answers, &DISCOVERY.known_gaps());
+        differential::enforce(&verdict);
+    }
 }

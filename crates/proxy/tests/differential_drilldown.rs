@@ -6,8 +6,10 @@
 //! `index/stats`, `index/volume`, `index/volume_range`, `detected_labels`,
 //! `detected_fields`, `detected_field/{name}/values` and `patterns` with
 //! Grafana's parameter shapes (ns and RFC3339 times, `step=5000ms`). With
-//! `LOKIVL_RECORD_GOLDEN=1` it writes `tests/golden/drilldown/{loki,victorialogs}.json`;
-//! `replay` compares lokivl with those recorded answers without servers.
+//! `LOKIVL_RECORD_GOLDEN=1` it writes
+//! `tests/golden/victorialogs-<release>/drilldown/{loki,victorialogs}.json`;
+//! `replay` compares lokivl with the answers recorded from every release
+//! without servers.
 //!
 //! Each request names how it is compared ([`Mode`]). Where Loki's numbers
 //! are estimates or samples (index bytes, volume bytes, pattern tokens), only
@@ -142,8 +144,8 @@ struct VlGolden {
     exchanges: Golden,
 }
 
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/drilldown")
+fn golden_dir(release: &str) -> PathBuf {
+    backend::golden_root(release).join("drilldown")
 }
 
 async fn ask(base: &str, req: &Req, base_ns: i64) -> Answer {
@@ -383,21 +385,14 @@ async fn start_loki(bin: &Path) -> Loki {
 }
 
 /// Writes one golden file as pretty JSON.
-fn write_golden<T: Serialize>(name: &str, value: &T) {
+fn write_golden<T: Serialize>(release: &str, name: &str, value: &T) {
     let text = serde_json::to_string_pretty(value).expect("serialize golden");
-    std::fs::write(golden_dir().join(name), text + "\n").expect("write golden");
-}
-
-fn skip(msg: &str) {
-    let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("skipped: {msg}\n"));
+    std::fs::write(golden_dir(release).join(name), text + "\n").expect("write golden");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live() {
-    let (Some(loki_bin), Some(vl_bin)) =
-        (common::loki::find_loki_binary(), backend::find_vl_binary())
-    else {
-        skip("needs LOKIVL_LOKI_BIN and LOKIVL_VL_BIN (Loki and VictoriaLogs binaries)");
+    let Some((loki_bin, vl_bin)) = common::differential::servers() else {
         return;
     };
     // Loki's pattern ingester only mines recent lines: the data spans the
@@ -453,8 +448,10 @@ async fn live() {
         lokivl_answers.insert(req.id.to_owned(), ask(&lokivl, req, base_ns).await);
     }
     if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
-        std::fs::create_dir_all(golden_dir()).expect("create golden dir");
+        let release = backend::release_of(&vl_bin);
+        std::fs::create_dir_all(golden_dir(&release)).expect("create golden dir");
         write_golden(
+            &release,
             "loki.json",
             &LokiGolden {
                 base_ns,
@@ -462,48 +459,46 @@ async fn live() {
             },
         );
         write_golden(
+            &release,
             "victorialogs.json",
             &VlGolden {
                 base_ns,
                 exchanges: tap.recorded(),
             },
         );
-        println!("recorded {}", golden_dir().display());
+        println!("recorded {}", golden_dir(&release).display());
     }
     judge(&loki_answers, &lokivl_answers);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay() {
-    let read = |name: &str| std::fs::read_to_string(golden_dir().join(name)).ok();
-    let (Some(l), Some(v)) = (read("loki.json"), read("victorialogs.json")) else {
-        panic!(
-            "tests/golden/drilldown/{{loki,victorialogs}}.json are missing; record them with \
-             LOKIVL_LOKI_BIN=... LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=1 cargo test -p proxy \
-             --test differential_drilldown live"
+    for release in backend::VL_RELEASES {
+        let read = |name: &str| {
+            let path = golden_dir(release).join(name);
+            std::fs::read_to_string(&path).unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e}; record it with LOKIVL_LOKI_BIN=... \
+                     LOKIVL_VL_BIN=<VictoriaLogs {release}> LOKIVL_RECORD_GOLDEN=1 \
+                     cargo test -p proxy --test differential_drilldown live",
+                    path.display()
+                )
+            })
+        };
+        let loki: LokiGolden = serde_json::from_str(&read("loki.json")).expect("loki.json");
+        let vl: VlGolden =
+            serde_json::from_str(&read("victorialogs.json")).expect("victorialogs.json");
+        assert_eq!(
+            loki.base_ns, vl.base_ns,
+            "golden files of {release} from different recordings"
         );
-    };
-    let loki: LokiGolden = serde_json::from_str(&l).expect("loki.json");
-    let vl: VlGolden = serde_json::from_str(&v).expect("victorialogs.json");
-    assert_eq!(
-        loki.base_ns, vl.base_ns,
-        "golden files from different recordings"
-    );
-    let tap = Tap::replaying(vl.exchanges).await;
-    let lokivl = common::start_lokivl(&tap.url).await;
-    let mut answers = BTreeMap::new();
-    for req in REQS {
-        answers.insert(req.id.to_owned(), ask(&lokivl, req, loki.base_ns).await);
+        let tap = Tap::replaying(vl.exchanges).await;
+        let lokivl = common::start_lokivl(&tap.url).await;
+        let mut answers = BTreeMap::new();
+        for req in REQS {
+            answers.insert(req.id.to_owned(), ask(&lokivl, req, loki.base_ns).await);
+        }
+        println!("VictoriaLogs {release}:");
+        judge(&loki.answers, &answers);
     }
-    judge(&loki.answers, &answers);
-}
-
-#[test]
-fn rfc3339_matches_to_iso_string() {
-    assert_eq!(rfc3339(1_787_392_800 * SEC), "2026-08-22T10:00:00.000Z");
-    assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-    assert_eq!(
-        rfc3339(951_782_400 * SEC + 5_000_000),
-        "2000-02-29T00:00:00.005Z"
-    );
 }

@@ -6,9 +6,10 @@
 //! the recording tap) every query of `tests/data/differential_queries.txt`
 //! and compares the answers value by value, for the default set-up and for
 //! split windows (`common::variants`), and checks that a refreshed metric
-//! query reuses closed windows. With `LOKIVL_RECORD_GOLDEN=1` it
-//! writes `tests/golden/differential/{loki,victorialogs}.json`, which
-//! `differential_replay` uses in CI. Without both binaries it skips with one
+//! query reuses closed windows. With `LOKIVL_RECORD_GOLDEN=1` it writes
+//! `tests/golden/victorialogs-<release>/differential/{loki,victorialogs}.json`
+//! for the VictoriaLogs release under test, which `differential_replay`
+//! uses in CI. Without both binaries it skips with one
 //! line.
 
 mod common;
@@ -40,7 +41,7 @@ async fn lokivl_answers_like_a_real_loki() {
     let windowed = variants::ask_all(&tap.url, &queries, base_ns).await;
     let refresh = variants::refresh_failures(&tap, &queries, &loki_answers, base_ns).await;
 
-    differential::MAIN.record_if_asked(base_ns, &loki_answers, tap.recorded());
+    differential::MAIN.record_if_asked(&vl_bin, base_ns, &loki_answers, tap.recorded());
     drop(loki);
     drop(vl);
     let gaps = differential::MAIN.known_gaps();

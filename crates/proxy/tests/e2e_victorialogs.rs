@@ -3,7 +3,8 @@
 //! Starts the binary from `LOKIVL_VL_BIN` (or `victoria-logs` on PATH) on a
 //! free loopback port, ingests the dataset through VictoriaLogs' Loki push
 //! endpoint with messages kept raw, and checks lokivl's answers value by
-//! value. With `LOKIVL_RECORD_GOLDEN=1` it rewrites the golden file that
+//! value. With `LOKIVL_RECORD_GOLDEN=1` it rewrites the golden file of the
+//! binary's release (`tests/golden/victorialogs-<release>/e2e/`) that
 //! `golden_replay` serves in CI. Without a binary it skips with one line.
 
 mod common;
@@ -31,8 +32,9 @@ async fn answers_match_the_data_in_a_real_victorialogs() {
     // file holds VictoriaLogs' data, not lokivl's verdicts.
     let outcome = tokio::spawn(async move { common::checks::run_all(&lokivl).await }).await;
     if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
-        backend::write_golden(&tap.recorded());
-        println!("recorded {}", backend::golden_path().display());
+        let release = backend::release_of(&bin);
+        backend::write_golden(&release, &tap.recorded());
+        println!("recorded {}", backend::golden_path(&release).display());
     }
     if let Err(e) = outcome {
         std::panic::resume_unwind(e.into_panic());

@@ -39,6 +39,22 @@ impl Recorded {
         vals[0]
     }
 
+    /// The last nanosecond VictoriaLogs was asked to select. `end` goes out
+    /// exclusive, with an `extra_filters` of `_time:<end` (nine fraction
+    /// digits) that makes VictoriaLogs v1.26 read it as v1.51 does.
+    pub fn last_ns(&self) -> i64 {
+        let end: i64 = self.get("end").parse().expect("end in nanoseconds");
+        let fmt = time::macros::format_description!(
+            "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:9]Z"
+        );
+        let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(end))
+            .expect("end in range")
+            .format(&fmt)
+            .expect("format end");
+        assert_eq!(self.get("extra_filters"), format!("_time:<{at}"));
+        end - 1
+    }
+
     /// Whether `key` was sent at all.
     pub fn has(&self, key: &str) -> bool {
         self.form.iter().any(|(k, _)| k == key)
@@ -63,22 +79,36 @@ impl Canned {
     }
 }
 
+/// The answer of VictoriaLogs v1.26 to lokivl's time-bucket offset probe
+/// (`proxy::backend::dialect::PROBE`): a bucket starting at 1 (mod 3 ns).
+pub const PROBE_V126: &str = "{\"_time\":\"1970-01-01T00:00:00.000000001Z\",\"n\":\"1\"}\n";
+/// The answer of VictoriaLogs v1.51 to the probe: a bucket starting at 2 (mod 3 ns).
+pub const PROBE_V151: &str = "{\"_time\":\"1970-01-01T00:00:00.000000002Z\",\"n\":\"1\"}\n";
+
 #[derive(Clone, Default)]
 struct FakeState {
     answers: Arc<HashMap<String, Canned>>,
+    probe: Arc<String>,
     log: Arc<Mutex<Vec<Recorded>>>,
+    probes: Arc<Mutex<usize>>,
 }
 
 /// The fake VictoriaLogs.
 pub struct FakeVl {
     pub addr: String,
     log: Arc<Mutex<Vec<Recorded>>>,
+    probes: Arc<Mutex<usize>>,
 }
 
 impl FakeVl {
-    /// Requests received so far.
+    /// Requests received so far, except lokivl's offset probes (see [`FakeVl::probes`]).
     pub fn requests(&self) -> Vec<Recorded> {
         self.log.lock().unwrap().clone()
+    }
+
+    /// How many offset probes lokivl sent; each was answered as the fake's release does.
+    pub fn probes(&self) -> usize {
+        *self.probes.lock().unwrap()
     }
 }
 
@@ -94,6 +124,14 @@ async fn fake_handler(
     }
     form.extend(form_urlencoded::parse(&body).into_owned());
     let path = uri.path().to_owned();
+    if path == "/select/logsql/query"
+        && form
+            .iter()
+            .any(|(k, v)| k == "query" && v == proxy::backend::dialect::PROBE)
+    {
+        *st.probes.lock().unwrap() += 1;
+        return (StatusCode::OK, st.probe.to_string()).into_response();
+    }
     st.log.lock().unwrap().push(Recorded {
         method,
         path: path.clone(),
@@ -114,8 +152,15 @@ async fn fake_handler(
     }
 }
 
-/// Starts a fake VictoriaLogs answering `answers` (path → canned answer).
+/// Starts a fake VictoriaLogs answering `answers` (path → canned answer);
+/// it answers the offset probe as VictoriaLogs v1.26 does.
 pub async fn fake_vl(answers: Vec<(&str, Canned)>) -> FakeVl {
+    fake_vl_release(answers, PROBE_V126).await
+}
+
+/// [`fake_vl`] answering the offset probe with `probe` ([`PROBE_V126`],
+/// [`PROBE_V151`], or `""` for a server without entries).
+pub async fn fake_vl_release(answers: Vec<(&str, Canned)>, probe: &str) -> FakeVl {
     let st = FakeState {
         answers: Arc::new(
             answers
@@ -123,16 +168,18 @@ pub async fn fake_vl(answers: Vec<(&str, Canned)>) -> FakeVl {
                 .map(|(p, c)| (p.to_owned(), c))
                 .collect(),
         ),
+        probe: Arc::new(probe.to_owned()),
         log: Arc::default(),
+        probes: Arc::default(),
     };
-    let log = st.log.clone();
+    let (log, probes) = (st.log.clone(), st.probes.clone());
     let app = Router::new().fallback(fake_handler).with_state(st);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    FakeVl { addr, log }
+    FakeVl { addr, log, probes }
 }
 
 /// Starts lokivl with `settings` and returns its base URL.
@@ -151,7 +198,12 @@ pub struct Harness {
 }
 
 pub async fn harness(answers: Vec<(&str, Canned)>) -> Harness {
-    let vl = fake_vl(answers).await;
+    harness_release(answers, PROBE_V126).await
+}
+
+/// [`harness`] with the fake answering the offset probe with `probe` (see [`fake_vl_release`]).
+pub async fn harness_release(answers: Vec<(&str, Canned)>, probe: &str) -> Harness {
+    let vl = fake_vl_release(answers, probe).await;
     let settings = proxy::config::Settings::new(&format!("http://{}", vl.addr)).unwrap();
     let base = start_proxy(settings).await;
     Harness { base, vl }

@@ -41,7 +41,7 @@ async fn index_stats_sums_exact_vl_stats() {
         r#"{env="prod"} | stats by (_stream) count() as e, sum_len(_msg) as b"#
     );
     assert_eq!(r.get("start"), START_NS);
-    assert_eq!(r.get("end"), END_NS);
+    assert_eq!(r.last_ns().to_string(), END_NS);
 }
 
 #[tokio::test]
@@ -182,7 +182,7 @@ async fn detected_fields_over_a_full_drilldown_pipeline() {
     assert_eq!(f("detected_level")["cardinality"], 1);
     // Loki's line_limit default: the newest 100 lines.
     let r = &h.vl.requests()[0];
-    assert_eq!(r.get("end"), "1787392799999999999");
+    assert_eq!(r.last_ns(), 1_787_392_799_999_999_999);
 }
 
 #[tokio::test]

@@ -133,6 +133,9 @@ async fn fake_by_kind(stats: &str) -> (String, Arc<Mutex<Vec<String>>>) {
                 .find(|(k, _)| k == "query")
                 .map(|(_, v)| v.into_owned())
                 .unwrap_or_default();
+            if q == proxy::backend::dialect::PROBE {
+                return PROBE_V126.to_owned();
+            }
             let answer = if q.contains(" | stats ") {
                 stats.to_string()
             } else {

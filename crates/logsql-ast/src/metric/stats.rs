@@ -40,12 +40,13 @@ impl StatsFunc {
     }
 }
 
-/// The VictoriaLogs bucket offset for Loki windows ending at `end_ns` (mod `bucket_ns`).
+/// Where buckets must start (mod `bucket_ns`) for Loki windows ending at `end_ns`.
 ///
-/// VictoriaLogs buckets are `[b, b + g)` with `b ≡ offset (mod g)`; Loki's
-/// windows are `(t − range, t]`. Choosing `offset ≡ t + 1 (mod g)` makes every
-/// bucket exactly `(a − g, a]` for some `a ≡ t (mod g)`, labelled `a − g + 1`.
-pub fn bucket_offset(end_ns: i64, bucket_ns: i64) -> i64 {
+/// VictoriaLogs buckets are `[b, b + g)`; Loki's windows are `(t − range, t]`.
+/// Buckets starting at `b ≡ t + 1 (mod g)` are exactly `(a − g, a]` for some
+/// `a ≡ t (mod g)`, labelled `a − g + 1`. The `offset` that puts them there
+/// depends on the VictoriaLogs release (`proxy::backend::dialect`).
+pub fn bucket_start(end_ns: i64, bucket_ns: i64) -> i64 {
     (end_ns + 1).rem_euclid(bucket_ns)
 }
 
@@ -99,11 +100,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn offsets_make_buckets_end_on_steps() {
+    fn buckets_start_just_after_steps() {
         // Steps at 100 s, 160 s …, buckets of 60 s: buckets (40, 100], (100, 160].
         let g = 60_000_000_000;
-        let o = bucket_offset(100_000_000_000, g);
+        let o = bucket_start(100_000_000_000, g);
         assert_eq!(o, 40_000_000_001);
-        assert_eq!(bucket_offset(-1, g), 0);
+        assert_eq!(bucket_start(-1, g), 0);
     }
 }

@@ -23,8 +23,9 @@ use std::time::Instant;
 use axum::response::Response;
 use http::HeaderMap;
 use logql_parser::{MatchOp, MetricExpr, RangeOp};
-use logsql_ast::{MetricPipe, RangePlan, bucket_offset};
+use logsql_ast::{MetricPipe, RangePlan, bucket_start};
 
+use super::bucketed::{self, Bucketed};
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::encode::stats::Summary;
@@ -362,16 +363,31 @@ async fn fetch(
         .await;
     }
     let bucket = bucket_ns(&grid, range, vl_start, vl_end)?;
-    let q = plan.stats_query(bucket, bucket_offset(grid.start - offset, bucket), &by);
-    let mut body = post(state, &q, vl_start, vl_end).await?;
+    let b = Bucketed {
+        bucket_ns: bucket,
+        start_ns: bucket_start(grid.start - offset, bucket),
+        vl_start,
+        vl_end,
+    };
+    let query = |o| plan.stats_query(bucket, o, &by);
+    // Bucketed answers are decoded where they arrive (one row per bucket and
+    // series, far fewer than the entries they count); the evaluation over
+    // the grid runs off the async workers.
+    let series = if derived.service_name {
+        let series = bucketed::fetch(state, &b, query, |body, g| {
+            buckets::decode_by_stream(body, g)
+        })
+        .await?;
+        discovered::with_service_name(series, &discovery, grouping.as_ref())?
+    } else {
+        bucketed::fetch(state, &b, query, |body, g| {
+            buckets::decode(body, g, grouping.as_ref())
+        })
+        .await?
+    };
     let absent = (r.op == RangeOp::AbsentOverTime).then(|| absent_labels(r));
-    cpu::run(work.deadline, body.len(), move |_| {
-        let series = if derived.service_name {
-            let series = buckets::decode_by_stream(&mut body, bucket)?;
-            discovered::with_service_name(series, &discovery, grouping.as_ref())?
-        } else {
-            buckets::decode(&mut body, bucket, grouping.as_ref())?
-        };
+    let cells = series.iter().map(|s| s.buckets.len()).sum::<usize>() * 16;
+    cpu::run(work.deadline, cells, move |_| {
         if let Some(labels) = absent {
             return Ok(window::absent(&series, &grid, &spec, labels));
         }
@@ -409,23 +425,26 @@ async fn fetch_levels(
     let vl_start = grid.start - offset - range + 1;
     let vl_end = grid.last() - offset;
     let bucket = bucket_ns(grid, range, vl_start, vl_end)?;
+    let b = Bucketed {
+        bucket_ns: bucket,
+        start_ns: bucket_start(grid.start - offset, bucket),
+        vl_start,
+        vl_end,
+    };
     // Every entry counted, grouped by stream and level fields; the groups
     // where no level field is set are the entries whose level is in the line.
-    let q = level.plan.stats_query(
-        bucket,
-        bucket_offset(grid.start - offset, bucket),
-        &discovered::level_grouping(level.keep),
-    );
-    let mut body = post(state, &q, vl_start, vl_end).await?;
-    let (discovery, keep, derived) = (level.discovery.clone(), level.keep.to_vec(), level.derived);
-    let (mut series, any_unleveled) = cpu::run(work.deadline, body.len(), move |_| {
-        let (counted, unleveled): (Vec<_>, Vec<_>) = buckets::decode_by_stream(&mut body, bucket)?
-            .into_iter()
-            .partition(|s| discovered::has_level(&s.labels));
-        let series = discovered::with_levels(counted, &discovery, derived, &keep)?;
-        Ok::<_, ApiError>((series, !unleveled.is_empty()))
-    })
-    .await?;
+    let by = discovered::level_grouping(level.keep);
+    let (counted, unleveled): (Vec<_>, Vec<_>) = bucketed::fetch(
+        state,
+        &b,
+        |o| level.plan.stats_query(bucket, o, &by),
+        |body, g| buckets::decode_by_stream(body, g),
+    )
+    .await?
+    .into_iter()
+    .partition(|s| discovered::has_level(&s.labels));
+    let any_unleveled = !unleveled.is_empty();
+    let mut series = discovered::with_levels(counted, level.discovery, level.derived, level.keep)?;
     // Only when there are such entries are their lines read (usually every
     // entry or none has a level field, so this saves a request).
     if any_unleveled {

@@ -32,9 +32,57 @@ pub struct Exchange {
 /// The golden file: request key → exchange, sorted for stable diffs.
 pub type Golden = BTreeMap<String, Exchange>;
 
-/// Where the golden VictoriaLogs responses live.
-pub fn golden_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/victorialogs.json")
+/// The VictoriaLogs release lines the goldens are recorded from. Every
+/// replay checks lokivl against each, since their LogsQL differs in
+/// meaning (see `proxy::backend::dialect`); a missing recording fails.
+pub const VL_RELEASES: [&str; 2] = ["v1.26", "v1.51"];
+
+/// Where the goldens recorded from VictoriaLogs `release` live.
+pub fn golden_root(release: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("victorialogs-{release}"))
+}
+
+/// Where the end-to-end suite's VictoriaLogs responses from `release` live.
+pub fn golden_path(release: &str) -> PathBuf {
+    golden_root(release).join("e2e/victorialogs.json")
+}
+
+/// The release line (`v1.51`) of the VictoriaLogs binary `bin`, which names
+/// the golden directory a recording goes to: `LOKIVL_VL_RELEASE` if set,
+/// else the version the binary prints. Panics when neither names one (a
+/// binary built without version information): a recording must not go to
+/// another release's directory.
+pub fn release_of(bin: &Path) -> String {
+    if let Ok(r) = std::env::var("LOKIVL_VL_RELEASE") {
+        return r;
+    }
+    let out = Command::new(bin)
+        .arg("-version")
+        .output()
+        .expect("run victoria-logs -version");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    release_in(&text).unwrap_or_else(|| {
+        panic!(
+            "{} prints no version ({text:?}); set LOKIVL_VL_RELEASE (e.g. v1.26) to record its goldens",
+            bin.display()
+        )
+    })
+}
+
+/// `vMAJOR.MINOR` of the first `vMAJOR.MINOR.PATCH` in `text`.
+fn release_in(text: &str) -> Option<String> {
+    text.match_indices('v').find_map(|(i, _)| {
+        let mut parts = text[i + 1..].splitn(3, '.');
+        let major = parts.next()?;
+        let minor = parts.next()?;
+        let patch = parts.next()?;
+        let num = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let patch_ok = patch.bytes().next().is_some_and(|b| b.is_ascii_digit());
+        (num(major) && num(minor) && patch_ok).then(|| format!("v{major}.{minor}"))
+    })
 }
 
 /// Path plus sorted form parameters (from the query string and a form body).
@@ -209,8 +257,8 @@ async fn record_or_replay(
                 None => (
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!(
-                        "no golden VictoriaLogs response for `{key}`; re-record with \
-                         LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=1 cargo test -p proxy --test e2e_victorialogs"
+                        "no golden VictoriaLogs response for `{key}`; re-record the suite's goldens \
+                         with LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=1 (docs/testing.md)"
                     ),
                 )
                     .into_response(),
@@ -282,16 +330,36 @@ impl Tap {
     }
 }
 
-/// Reads the golden file; `None` when it does not exist.
-pub fn read_golden() -> Option<Golden> {
-    let text = std::fs::read_to_string(golden_path()).ok()?;
+/// Reads the golden file of `release`; `None` when it does not exist.
+pub fn read_golden(release: &str) -> Option<Golden> {
+    let text = std::fs::read_to_string(golden_path(release)).ok()?;
     Some(serde_json::from_str(&text).expect("golden file is valid JSON"))
 }
 
-/// Writes the golden file (pretty, sorted keys).
-pub fn write_golden(golden: &Golden) {
-    let path = golden_path();
+/// Writes the golden file of `release` (pretty, sorted keys).
+pub fn write_golden(release: &str, golden: &Golden) {
+    let path = golden_path(release);
     std::fs::create_dir_all(path.parent().expect("golden dir")).expect("create golden dir");
     let text = serde_json::to_string_pretty(golden).expect("serialize golden");
     std::fs::write(&path, text + "\n").expect("write golden file");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::release_in;
+
+    #[test]
+    fn release_lines_come_from_version_strings() {
+        assert_eq!(
+            release_in("victoria-logs-lokivl-tags-v1.51.1-0.20260624061259-dc94972a8708")
+                .as_deref(),
+            Some("v1.51")
+        );
+        assert_eq!(
+            release_in("victoria-logs-20250801-103434-tags-v1.26.0-0-g1234abcd").as_deref(),
+            Some("v1.26")
+        );
+        assert_eq!(release_in("\n"), None);
+        assert_eq!(release_in("victoria-logs-dev"), None);
+    }
 }

@@ -13,6 +13,7 @@ mod log_query;
 mod model;
 mod operational;
 mod parsers;
+mod releases;
 mod selectors;
 mod time_formats;
 
@@ -36,6 +37,8 @@ pub async fn run_all(base: &str) {
     parsers::check_parsers(base, &entries, window).await;
     limits::check_limits(base, &entries, window).await;
     time_formats::check_time_formats(base, &entries).await;
+    releases::check_end(base, &entries).await;
+    releases::check_unaligned_windows(base, &entries).await;
     errors::check_instant_and_errors(base).await;
     operational::check_operational(base).await;
 }

@@ -125,7 +125,7 @@ impl Query {
     }
 }
 
-/// `-1m`, `+90s`, `2h`, `+3m30s`, `0s` → nanoseconds.
+/// `-1m`, `+90s`, `2h`, `+3m30s`, `0s`, `+1s500ms1ns` → nanoseconds.
 pub fn parse_offset_ns(s: &str) -> Option<i64> {
     let (sign, mut rest) = match s.as_bytes().first()? {
         b'-' => (-1, &s[1..]),
@@ -137,7 +137,9 @@ pub fn parse_offset_ns(s: &str) -> Option<i64> {
         let digits = rest.find(|c: char| !c.is_ascii_digit())?;
         let n: i64 = rest[..digits].parse().ok()?;
         rest = &rest[digits..];
-        let (unit, len) = if rest.starts_with("ms") {
+        let (unit, len) = if rest.starts_with("ns") {
+            (1, 2)
+        } else if rest.starts_with("ms") {
             (1_000_000, 2)
         } else if rest.starts_with('s') {
             (1_000_000_000, 1)
@@ -260,27 +262,26 @@ impl Suite {
         parse_known_gaps(&text).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    fn golden_dir(&self) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/golden")
-            .join(self.golden)
+    /// The golden directory of this suite for VictoriaLogs `release`.
+    pub fn golden_dir(&self, release: &str) -> PathBuf {
+        super::backend::golden_root(release).join(self.golden)
     }
 
-    /// Path of Loki's recorded answers.
-    pub fn loki_golden_path(&self) -> PathBuf {
-        self.golden_dir().join("loki.json")
+    /// Path of Loki's recorded answers (recorded next to `release`'s exchanges).
+    pub fn loki_golden_path(&self, release: &str) -> PathBuf {
+        self.golden_dir(release).join("loki.json")
     }
 
-    /// Path of the recorded VictoriaLogs exchanges.
-    pub fn vl_golden_path(&self) -> PathBuf {
-        self.golden_dir().join("victorialogs.json")
+    /// Path of the VictoriaLogs exchanges recorded from `release`.
+    pub fn vl_golden_path(&self, release: &str) -> PathBuf {
+        self.golden_dir(release).join("victorialogs.json")
     }
 
-    /// Writes both golden files. Loki's answers go one compact line per
-    /// query, which keeps the file small and re-recordings reviewable line
-    /// by line.
-    pub fn write_goldens(&self, loki: &LokiGolden, vl: &VlGolden) {
-        std::fs::create_dir_all(self.golden_dir()).expect("create golden dir");
+    /// Writes both golden files of `release`. Loki's answers go one compact
+    /// line per query, which keeps the file small and re-recordings
+    /// reviewable line by line.
+    pub fn write_goldens(&self, release: &str, loki: &LokiGolden, vl: &VlGolden) {
+        std::fs::create_dir_all(self.golden_dir(release)).expect("create golden dir");
         let mut text = format!("{{\n\"base_ns\": {},\n\"answers\": {{", loki.base_ns);
         for (i, (id, answer)) in loki.answers.iter().enumerate() {
             let sep = if i == 0 { "" } else { "," };
@@ -289,15 +290,17 @@ impl Suite {
             let _ = write!(text, "{sep}\n{id}: {answer}");
         }
         text.push_str("\n}\n}\n");
-        std::fs::write(self.loki_golden_path(), text).expect("write golden file");
-        write_json(&self.vl_golden_path(), vl);
+        std::fs::write(self.loki_golden_path(release), text).expect("write golden file");
+        write_json(&self.vl_golden_path(release), vl);
     }
 
     /// With `LOKIVL_RECORD_GOLDEN` set, writes Loki's answers and the
-    /// VictoriaLogs exchanges; recorded even when comparisons fail, since
-    /// the golden files hold the servers' data, not lokivl's verdicts.
+    /// exchanges with the VictoriaLogs `vl_bin` to that release's
+    /// directory; recorded even when comparisons fail, since the golden
+    /// files hold the servers' data, not lokivl's verdicts.
     pub fn record_if_asked(
         &self,
+        vl_bin: &Path,
         base_ns: i64,
         answers: &BTreeMap<String, Answer>,
         exchanges: Golden,
@@ -305,22 +308,37 @@ impl Suite {
         if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_none() {
             return;
         }
+        let release = super::backend::release_of(vl_bin);
         self.write_goldens(
+            &release,
             &LokiGolden {
                 base_ns,
                 answers: answers.clone(),
             },
             &VlGolden { base_ns, exchanges },
         );
-        println!("recorded {}", self.golden_dir().display());
+        println!("recorded {}", self.golden_dir(&release).display());
     }
 
-    /// Reads both golden files; `None` when one is missing.
-    pub fn read_goldens(&self) -> Option<(LokiGolden, VlGolden)> {
-        Some((
-            read_json(&self.loki_golden_path())?,
-            read_json(&self.vl_golden_path())?,
-        ))
+    /// Reads both golden files of `release`, failing the test with how to
+    /// record them when one is missing.
+    pub fn read_goldens(&self, release: &str) -> (LokiGolden, VlGolden) {
+        fn missing<T>(path: &Path, release: &str) -> T {
+            panic!(
+                "{} is missing; record it with LOKIVL_LOKI_BIN=... \
+                 LOKIVL_VL_BIN=<VictoriaLogs {release}> LOKIVL_RECORD_GOLDEN=1 \
+                 cargo test -p proxy --test <the live suite> (docs/testing.md)",
+                path.display()
+            )
+        }
+        let (lp, vp) = (self.loki_golden_path(release), self.vl_golden_path(release));
+        let loki: LokiGolden = read_json(&lp).unwrap_or_else(|| missing(&lp, release));
+        let vl: VlGolden = read_json(&vp).unwrap_or_else(|| missing(&vp, release));
+        assert_eq!(
+            loki.base_ns, vl.base_ns,
+            "the two golden files of {release} come from different recordings; re-record"
+        );
+        (loki, vl)
     }
 }
 
@@ -673,6 +691,7 @@ mod tests {
         assert!(params.contains(&("time".into(), "300000000000".into())));
         assert_eq!(parse_offset_ns("+3m30s"), Some(210_000_000_000));
         assert_eq!(parse_offset_ns("-1m"), Some(-60_000_000_000));
+        assert_eq!(parse_offset_ns("+1s500ms1ns"), Some(1_500_000_001));
         assert_eq!(parse_offset_ns("5"), None);
         assert!(parse_queries("x range :: a\nx range :: b").is_err());
         assert!(parse_queries("x range bogus=1 :: a").is_err());

@@ -1,0 +1,70 @@
+//! Bucketed `stats` requests whose buckets start where Loki's windows need
+//! them, whichever time-bucket offset rule the VictoriaLogs release follows
+//! ([`crate::backend::dialect`]).
+
+use bytes::BytesMut;
+
+use super::AppState;
+use crate::backend::Endpoint;
+use crate::backend::dialect::{Alignment, alignment};
+use crate::error::ApiError;
+use crate::metric::EngineError;
+use crate::metric::buckets::BucketSeries;
+
+/// One bucketed request: buckets of `bucket_ns` starting at `start_ns`
+/// (mod `bucket_ns`), over VictoriaLogs' inclusive `[vl_start, vl_end]`.
+pub(super) struct Bucketed {
+    pub bucket_ns: i64,
+    pub start_ns: i64,
+    pub vl_start: i64,
+    pub vl_end: i64,
+}
+
+/// Asks for `query(offset)` with the offset the server's rule needs and
+/// decodes the answer with `decode`; if the bucket starts show the other
+/// rule, learns it and asks once more.
+///
+/// # Errors
+/// [`ApiError`] for backend failures, undecodable answers, and an answer
+/// whose buckets start where neither rule puts them.
+pub(super) async fn fetch(
+    state: &AppState,
+    b: &Bucketed,
+    query: impl Fn(i64) -> String,
+    decode: impl Fn(&mut BytesMut, i64) -> Result<Vec<BucketSeries>, EngineError>,
+) -> Result<Vec<BucketSeries>, ApiError> {
+    let backend = &state.backend;
+    let mut rule = backend.offset_rule().await;
+    for retry in [false, true] {
+        let offset = rule.offset_for(b.start_ns, b.bucket_ns);
+        let mut body = post(state, &query(offset), b.vl_start, b.vl_end).await?;
+        let series = decode(&mut body, b.bucket_ns)?;
+        // A bucket ending at `a` covers `(a − bucket, a]`: it starts at `a − bucket + 1`.
+        let starts = series
+            .iter()
+            .flat_map(|s| s.buckets.iter().map(|(end, _)| end - b.bucket_ns + 1));
+        match alignment(starts, b.start_ns, offset, b.bucket_ns) {
+            Alignment::Aligned => {
+                backend.learn_offset_rule(rule);
+                return Ok(series);
+            }
+            Alignment::Silent => return Ok(series),
+            Alignment::Misaligned if !retry => rule = rule.other(),
+            Alignment::Misaligned => break,
+        }
+    }
+    Err(ApiError::Internal(format!(
+        "VictoriaLogs put {} ns buckets where neither known offset rule puts them",
+        b.bucket_ns
+    )))
+}
+
+async fn post(state: &AppState, query: &str, start: i64, end: i64) -> Result<BytesMut, ApiError> {
+    let (start, end) = (start.to_string(), end.to_string());
+    let form = [
+        ("query", query),
+        ("start", start.as_str()),
+        ("end", end.as_str()),
+    ];
+    Ok(state.backend.post_form(Endpoint::Query, &form).await?)
+}
