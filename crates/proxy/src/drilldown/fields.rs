@@ -189,16 +189,11 @@ fn json_paths(
         ) -> Result<bool, &'static str> {
             self.path.truncate(depth);
             self.path.push(k.to_owned());
-            match v.kind {
-                Kind::Object => return Ok(true),
-                Kind::String | Kind::Number | Kind::Boolean if !key.is_empty() => {
-                    if !self.out.contains_key(key.as_str()) {
-                        self.out.insert(key.clone(), self.path.clone());
-                    }
-                }
-                _ => {}
+            let scalar = matches!(v.kind, Kind::String | Kind::Number | Kind::Boolean);
+            if scalar && !key.is_empty() && !self.out.contains_key(key.as_str()) {
+                self.out.insert(key.clone(), self.path.clone());
             }
-            Ok(false)
+            Ok(v.kind == Kind::Object)
         }
     }
     let mut paths = Paths {
