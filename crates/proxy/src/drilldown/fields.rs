@@ -14,7 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::humanize;
 use super::logs::{Entry, Stream};
 use crate::pipeline::hints::Hints;
-use crate::pipeline::json::{JsonParser, Kind, object_each};
+use crate::pipeline::json::walk::{Visitor, Walker};
+use crate::pipeline::json::{JsonParser, Kind, Value};
 use crate::pipeline::labels::{Category, ERROR, ERROR_DETAILS, LabelsBuilder};
 use crate::pipeline::logfmt::LogfmtParser;
 
@@ -105,6 +106,7 @@ struct Reparser {
     json: JsonParser,
     logfmt: LogfmtParser,
     hints: Hints,
+    paths: Walker,
 }
 
 impl Default for Reparser {
@@ -114,6 +116,7 @@ impl Default for Reparser {
             json: JsonParser::default(),
             logfmt: LogfmtParser::new(false, false, Vec::new()),
             hints: Hints::default(),
+            paths: Walker::default(),
         }
     }
 }
@@ -149,7 +152,9 @@ impl Reparser {
             return (out, Some(parser), BTreeMap::new());
         }
         let paths = if parser == "json" {
-            json_paths(line, |k| stream.clone().any(|(s, _)| s == k))
+            json_paths(&mut self.paths, line, |k| {
+                stream.clone().any(|(s, _)| s == k)
+            })
         } else {
             BTreeMap::new()
         };
@@ -162,36 +167,41 @@ fn is_object(line: &str) -> bool {
 }
 
 /// Every scalar member's label name with its original path components.
-fn json_paths(line: &str, is_label: impl Fn(&str) -> bool) -> BTreeMap<String, Vec<String>> {
-    fn walk(
-        obj: &str,
-        path: &mut Vec<String>,
-        key: &mut String,
-        out: &mut BTreeMap<String, Vec<String>>,
-    ) {
-        let _ = object_each(obj, &mut |k, v| {
-            let len = key.len();
-            if !k.trim().is_empty() {
-                if !key.is_empty() {
-                    key.push('_');
-                }
-                crate::pipeline::json::append_sanitized(key, &k);
-            }
-            path.push(k.into_owned());
-            match v.kind {
-                Kind::Object => walk(v.raw, path, key, out),
-                Kind::String | Kind::Number | Kind::Boolean if !key.is_empty() => {
-                    out.entry(key.clone()).or_insert_with(|| path.clone());
-                }
-                _ => {}
-            }
-            path.pop();
-            key.truncate(len);
-            Ok(())
-        });
+/// The same iterative, budgeted walk as `| json` (which succeeded on this
+/// line), so any depth is fine.
+fn json_paths(
+    walker: &mut Walker,
+    line: &str,
+    is_label: impl Fn(&str) -> bool,
+) -> BTreeMap<String, Vec<String>> {
+    /// Collects the path of each scalar's name; the first one wins.
+    struct Paths {
+        path: Vec<String>,
+        out: BTreeMap<String, Vec<String>>,
     }
-    let mut out = BTreeMap::new();
-    walk(line, &mut Vec::new(), &mut String::new(), &mut out);
+    impl Visitor<'_> for Paths {
+        fn member(
+            &mut self,
+            key: &mut String,
+            depth: usize,
+            k: &str,
+            v: Value<'_>,
+        ) -> Result<bool, &'static str> {
+            self.path.truncate(depth);
+            self.path.push(k.to_owned());
+            let scalar = matches!(v.kind, Kind::String | Kind::Number | Kind::Boolean);
+            if scalar && !key.is_empty() && !self.out.contains_key(key.as_str()) {
+                self.out.insert(key.clone(), self.path.clone());
+            }
+            Ok(v.kind == Kind::Object)
+        }
+    }
+    let mut paths = Paths {
+        path: Vec::new(),
+        out: BTreeMap::new(),
+    };
+    let _ = walker.walk(line, &mut String::new(), &mut paths);
+    let out = paths.out;
     // A key that collides with a stream label is reported as `<key>_extracted`.
     out.into_iter()
         .map(|(k, p)| {
@@ -376,6 +386,36 @@ mod tests {
         ] {
             assert_eq!(determine_type(v), t, "{v:?}");
         }
+    }
+
+    #[test]
+    fn a_deeply_nested_line_gives_its_field_and_path() {
+        // The recursive walks this replaced overflowed the thread's stack.
+        let n = 100_000;
+        let line = format!(
+            "{}{{\"took\":\"15ms\"}}{}",
+            "{\"a\":".repeat(n),
+            "}".repeat(n)
+        );
+        let streams = vec![Stream {
+            labels: vec![("app".to_owned(), "a".to_owned())],
+            entries: vec![entry(&line, &[])],
+        }];
+        let f = detect(&streams, 1000);
+        let name = format!("{}_took", vec!["a"; n].join("_"));
+        assert_eq!(f.keys().collect::<Vec<_>>(), [&name]);
+        let field = &f[&name];
+        assert_eq!(field.kind, "duration");
+        assert_eq!(field.parsers.as_deref(), Some(&["json".to_owned()][..]));
+        let path = field.json_path.as_deref().unwrap();
+        assert_eq!(
+            (path.len(), &path[0], &path[n]),
+            (n + 1, &"a".to_owned(), &"took".to_owned())
+        );
+        assert_eq!(
+            values(&streams, &name, 10).into_iter().collect::<Vec<_>>(),
+            ["15ms"]
+        );
     }
 
     #[test]

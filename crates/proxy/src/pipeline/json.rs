@@ -5,13 +5,16 @@
 //! text after the object is ignored, and the error text is the scanner's.
 //! This module walks JSON the same way and reports the same messages.
 
+pub(crate) mod walk;
+
 use std::borrow::Cow;
 
+use self::walk::{Blocks, Member, Members, REMEMBER_DEPTH, TOO_COSTLY, Visitor, Walker};
 use super::hints::Hints;
 pub(crate) use super::json_scan::{
-    Kind, Value, append_sanitized, get_value, object_each, string_value, unescape,
+    Kind, Value, append_sanitized, object_each, string_value, unescape,
 };
-use super::json_scan::{MALFORMED_ESCAPE, next_token, object_scan, scalar_value};
+use super::json_scan::{MALFORMED_ESCAPE, get_value_in, next_token, object_scan, scalar_value};
 use super::labels::{Category, EXTRACTED, LabelsBuilder};
 
 /// Internal: a hint filter failed, the line is dropped.
@@ -27,22 +30,26 @@ pub const JSON_PARSER_ERR: &str = "JSONParserErr";
 #[derive(Debug, Default)]
 pub struct JsonParser {
     key: String,
+    walker: Walker,
 }
 
 impl JsonParser {
     /// Parses `line` into `lbs`; on a fault sets `__error__=JSONParserErr`
     /// with the scanner's message (labels found before it stay). Returns
     /// `false` when a hint filter drops the line.
+    ///
+    /// Nesting has no depth limit, as in Loki; the walk is iterative and its
+    /// work bounded by the line's length (see [`walk`]).
     pub fn process(&mut self, line: &str, lbs: &mut LabelsBuilder, hints: &Hints) -> bool {
         if hints.skip(lbs) {
             return true;
         }
-        self.key.clear();
-        let key = &mut self.key;
         let walked = if hints.requires() {
-            walk::<true>(line, key, lbs, hints)
+            let mut v = LabelVisitor::<true> { lbs, hints };
+            self.walker.walk(line, &mut self.key, &mut v)
         } else {
-            walk::<false>(line, key, lbs, hints)
+            let mut v = LabelVisitor::<false> { lbs, hints };
+            self.walker.walk(line, &mut self.key, &mut v)
         };
         match walked {
             Ok(()) | Err(DONE) => true,
@@ -56,55 +63,51 @@ impl JsonParser {
     }
 }
 
+/// Sets each scalar member as a label, as Loki's `parseObject` does.
 /// `REQUIRED`: the hints name required labels (a grouped metric query);
 /// without them the per-member checks compile away.
-fn walk<const REQUIRED: bool>(
-    obj: &str,
-    key: &mut String,
-    lbs: &mut LabelsBuilder,
-    hints: &Hints,
-) -> Result<(), &'static str> {
-    object_each(obj, &mut |k, v| {
-        let len = key.len();
-        // `k.trim()` is non-empty when the first byte is visible ASCII.
-        let visible = k
-            .as_bytes()
-            .first()
-            .is_some_and(|&c| c.is_ascii() && !char::from(c).is_whitespace());
-        if visible || !k.trim().is_empty() {
-            if !key.is_empty() {
-                key.push('_');
-            }
-            append_sanitized(key, &k);
-        }
-        let r = match v.kind {
-            Kind::Object if !REQUIRED || hints.extract_prefix(key) => {
-                walk::<REQUIRED>(v.raw, key, lbs, hints)
-            }
+struct LabelVisitor<'l, const REQUIRED: bool> {
+    lbs: &'l mut LabelsBuilder,
+    hints: &'l Hints,
+}
+
+impl<const REQUIRED: bool> Visitor<'_> for LabelVisitor<'_, REQUIRED> {
+    fn member(
+        &mut self,
+        key: &mut String,
+        _depth: usize,
+        _k: &str,
+        v: Value<'_>,
+    ) -> Result<bool, &'static str> {
+        let (lbs, hints) = (&mut *self.lbs, self.hints);
+        match v.kind {
+            Kind::Object => Ok(!REQUIRED || hints.extract_prefix(key)),
             Kind::String | Kind::Number | Kind::Boolean if !key.is_empty() => {
                 if lbs.collides(key) {
                     key.push_str(EXTRACTED);
                 }
                 if lbs.extracted(key) || (REQUIRED && !hints.extract(key)) {
-                    Ok(())
+                    return Ok(false);
+                }
+                let value = scalar_value(v);
+                lbs.set(Category::Parsed, key, &value);
+                if hints.keep(key, lbs) {
+                    Ok(false)
                 } else {
-                    let value = scalar_value(v);
-                    lbs.set(Category::Parsed, key, &value);
-                    if hints.keep(key, lbs) {
-                        Ok(())
-                    } else {
-                        Err(DROP)
-                    }
+                    Err(DROP)
                 }
             }
-            _ => Ok(()),
-        };
-        key.truncate(len);
-        match r {
-            Ok(()) if REQUIRED && hints.all_extracted(lbs) => Err(DONE),
-            r => r,
+            _ => Ok(false),
         }
-    })
+    }
+
+    fn after(&mut self) -> Result<(), &'static str> {
+        if REQUIRED && self.hints.all_extracted(self.lbs) {
+            Err(DONE)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// One step of a JSON path expression.
@@ -161,48 +164,91 @@ pub fn parse_path(expr: &str) -> Result<Vec<PathStep>, String> {
 }
 
 /// The value at `path` in `s`, if every step exists.
-fn lookup<'a>(s: &'a str, path: &[PathStep]) -> Option<Value<'a>> {
-    let (cur, _) = get_value(s, 0).ok()?;
-    lookup_value(cur, path)
-}
-
-/// The value at `path` below `cur`.
-fn lookup_value<'a>(mut cur: Value<'a>, path: &[PathStep]) -> Option<Value<'a>> {
-    for step in path {
-        cur = match (step, cur.kind) {
-            (PathStep::Key(k), Kind::Object) => {
-                let mut found = None;
-                let _ = object_each(cur.raw, &mut |key, v| {
-                    if found.is_none() && key == k.as_str() {
-                        found = Some(v);
-                    }
-                    Ok(())
-                });
-                found?
-            }
-            (PathStep::Index(n), Kind::Array) => array_get(cur.raw, *n)?,
-            _ => return None,
-        };
+fn lookup<'a>(
+    s: &'a str,
+    path: &[PathStep],
+    blocks: &mut Blocks,
+) -> Result<Option<Value<'a>>, &'static str> {
+    match get_value_in(s, 0, Some(blocks)) {
+        Ok((cur, _)) => lookup_value(cur, path, blocks),
+        Err(TOO_COSTLY) => Err(TOO_COSTLY),
+        Err(_) => Ok(None),
     }
-    Some(cur)
 }
 
-fn array_get(s: &str, n: usize) -> Option<Value<'_>> {
+/// The value at `path` below `cur`, if every step exists. Iterative, and
+/// past [`REMEMBER_DEPTH`] steps `blocks` remembers block ends (across
+/// expressions too), so a long path into a deep line costs a few scans of
+/// the line, not one per step.
+///
+/// # Errors
+/// [`TOO_COSTLY`] past the work budget.
+fn lookup_value<'a>(
+    mut cur: Value<'a>,
+    path: &[PathStep],
+    blocks: &mut Blocks,
+) -> Result<Option<Value<'a>>, &'static str> {
+    for (depth, step) in path.iter().enumerate() {
+        if depth >= REMEMBER_DEPTH {
+            blocks.remember();
+        }
+        let next = match (step, cur.kind) {
+            (PathStep::Key(k), Kind::Object) => {
+                // `ObjectEach` keeping the first match: a fault after it
+                // does not matter, one before it finds nothing.
+                let mut members = Members::new(cur.raw);
+                loop {
+                    match members.next(Some(blocks)) {
+                        Member::Item(key, v) if key == k.as_str() => break Some(v),
+                        Member::Item(..) => {}
+                        Member::BadValue(_, TOO_COSTLY) => return Err(TOO_COSTLY),
+                        _ => break None,
+                    }
+                }
+            }
+            (PathStep::Index(n), Kind::Array) => array_get(cur.raw, *n, blocks)?,
+            _ => None,
+        };
+        match next {
+            Some(v) => cur = v,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(cur))
+}
+
+fn array_get<'a>(
+    s: &'a str,
+    n: usize,
+    blocks: &mut Blocks,
+) -> Result<Option<Value<'a>>, &'static str> {
     let d = s.as_bytes();
-    let mut off = next_token(d, 1)?;
+    let Some(mut off) = next_token(d, 1) else {
+        return Ok(None);
+    };
     let mut i = 0;
     while off < d.len() && d[off] != b']' {
-        let (v, end) = get_value(s, off).ok()?;
+        let (v, end) = match get_value_in(s, off, Some(blocks)) {
+            Ok(found) => found,
+            Err(TOO_COSTLY) => return Err(TOO_COSTLY),
+            Err(_) => return Ok(None),
+        };
         if i == n {
-            return Some(v);
+            return Ok(Some(v));
         }
         i += 1;
-        off = next_token(d, end)?;
+        let Some(next) = next_token(d, end) else {
+            return Ok(None);
+        };
+        off = next;
         if d[off] == b',' {
-            off = next_token(d, off + 1)?;
+            let Some(next) = next_token(d, off + 1) else {
+                return Ok(None);
+            };
+            off = next;
         }
     }
-    None
+    Ok(None)
 }
 
 /// `| json a="b.c", d`: only the named paths, each to its label.
@@ -210,6 +256,7 @@ fn array_get(s: &str, n: usize) -> Option<Value<'_>> {
 pub struct JsonExpressionParser {
     exprs: Vec<(String, Vec<PathStep>)>,
     key: String,
+    blocks: Blocks,
 }
 
 impl JsonExpressionParser {
@@ -218,6 +265,7 @@ impl JsonExpressionParser {
         Self {
             exprs,
             key: String::new(),
+            blocks: Blocks::default(),
         }
     }
 
@@ -235,6 +283,8 @@ impl JsonExpressionParser {
             return;
         }
         let mut found: Vec<Option<Value<'_>>> = vec![None; self.exprs.len()];
+        let blocks = &mut self.blocks;
+        blocks.start(line);
         if line.as_bytes()[0] == b'{' {
             let exprs = &self.exprs;
             let wanted = |k: &str| {
@@ -250,7 +300,7 @@ impl JsonExpressionParser {
                     found[i] = if path.len() == 1 {
                         Some(v)
                     } else {
-                        lookup_value(v, &path[1..])
+                        lookup_value(v, &path[1..], blocks)?
                     };
                 }
                 if found.iter().all(Option::is_some) {
@@ -265,7 +315,13 @@ impl JsonExpressionParser {
             }
         } else {
             for (i, (_, path)) in self.exprs.iter().enumerate() {
-                found[i] = lookup(line, path);
+                match lookup(line, path, blocks) {
+                    Ok(v) => found[i] = v,
+                    Err(e) => {
+                        lbs.set_err(JSON_PARSER_ERR, Some(e));
+                        break;
+                    }
+                }
             }
         }
         for ((id, _), v) in self.exprs.iter().zip(found) {
@@ -499,6 +555,151 @@ mod tests {
         assert_eq!(b.get("f"), Some("b"));
         assert_eq!(b.get("o"), Some(r#"{"method":"GET"}"#));
         assert_eq!(b.get("x"), Some(""));
+    }
+
+    /// `n` nested `{"a":` levels around `inner`, closed when `close`.
+    fn deep(n: usize, inner: &str, close: bool) -> String {
+        let mut s = "{\"a\":".repeat(n);
+        s.push_str(inner);
+        if close {
+            s.push_str(&"}".repeat(n));
+        }
+        s
+    }
+
+    /// The label name of `n` nested `a` keys.
+    fn deep_name(n: usize) -> String {
+        vec!["a"; n].join("_")
+    }
+
+    #[test]
+    fn a_deeply_nested_line_is_parsed_to_the_end_as_loki_does() {
+        // Loki has no depth limit (its recursion runs on Go's growable
+        // stack); the recursive walk this replaced overflowed the thread's
+        // stack here and aborted the process.
+        let n = 100_000;
+        assert_eq!(
+            parse(&deep(n, r#"{"b":"x","c":1}"#, true), &[]),
+            vec![
+                (format!("{}_b", deep_name(n)), "x".to_owned()),
+                (format!("{}_c", deep_name(n)), "1".to_owned())
+            ]
+        );
+        // Unclosed: the outermost value has no end, Loki's first fault.
+        assert_eq!(
+            parse(&deep(n, r#""x""#, false), &[]),
+            pairs(&[
+                ("__error__", "JSONParserErr"),
+                ("__error_details__", MALFORMED_OBJECT)
+            ])
+        );
+        // A fault at the bottom ends the walk with its text, from any depth.
+        assert_eq!(
+            parse(&deep(n, r#"{"b":nope}"#, true), &[]),
+            pairs(&[
+                ("__error__", "JSONParserErr"),
+                ("__error_details__", UNKNOWN_VALUE_TYPE)
+            ])
+        );
+        // Deep arrays are skipped whole, as by Loki.
+        let arrays = format!(
+            r#"{{"k":"v","a":{}{},"z":2}}"#,
+            "[".repeat(n),
+            "]".repeat(n)
+        );
+        assert_eq!(parse(&arrays, &[]), pairs(&[("k", "v"), ("z", "2")]));
+    }
+
+    #[test]
+    fn a_line_whose_names_would_repeat_a_long_key_quadratically_is_refused() {
+        // 20,000 labels each named after a 100 kB key would take 2 GB;
+        // past the budget the line gets lokivl's error, labels before it stay.
+        let long = "k".repeat(100_000);
+        let members: Vec<String> = (0..20_000).map(|i| format!(r#""m{i}":1"#)).collect();
+        let line = format!(r#"{{"first":"1","{long}":{{{}}}}}"#, members.join(","));
+        let mut b = LabelsBuilder::new();
+        b.reset([]);
+        JsonParser::default().process(&line, &mut b, &Hints::default());
+        assert_eq!(b.get("first"), Some("1"));
+        assert_eq!((b.err(), b.err_details()), (JSON_PARSER_ERR, TOO_COSTLY));
+        let mut n = 0;
+        b.for_each(|_, _, _| n += 1);
+        assert!(n < 200, "{n} labels set before the bound");
+    }
+
+    #[test]
+    fn expressions_reach_the_bottom_of_a_deep_line() {
+        let n = 100_000;
+        let line = deep(n, r#"{"b":"x"}"#, true);
+        let mut path = vec!["a"; n].join(".");
+        path.push_str(".b");
+        let mut p = JsonExpressionParser::new(vec![
+            ("x".into(), parse_path(&path).unwrap()),
+            ("top".into(), parse_path("a.a").unwrap()),
+            ("none".into(), parse_path("a.b").unwrap()),
+        ]);
+        let mut b = LabelsBuilder::new();
+        b.reset([]);
+        p.process(&line, &mut b);
+        assert_eq!(
+            (b.get("x"), b.get("none"), b.err()),
+            (Some("x"), Some(""), "")
+        );
+        assert_eq!(b.get("top").map(str::len), Some(line.len() - 12));
+    }
+
+    /// The recursive walk `JsonParser` had before it became iterative,
+    /// without hints: the reference the iterative walk must agree with.
+    fn recursive(obj: &str, key: &mut String, lbs: &mut LabelsBuilder) -> Result<(), &'static str> {
+        object_each(obj, &mut |k, v| {
+            let len = key.len();
+            if !k.trim().is_empty() {
+                if !key.is_empty() {
+                    key.push('_');
+                }
+                append_sanitized(key, &k);
+            }
+            let r = match v.kind {
+                Kind::Object => recursive(v.raw, key, lbs),
+                Kind::String | Kind::Number | Kind::Boolean if !key.is_empty() => {
+                    if lbs.collides(key) {
+                        key.push_str(EXTRACTED);
+                    }
+                    if !lbs.extracted(key) {
+                        lbs.set(Category::Parsed, key, &scalar_value(v));
+                    }
+                    Ok(())
+                }
+                _ => Ok(()),
+            };
+            key.truncate(len);
+            r
+        })
+    }
+
+    #[test]
+    fn the_iterative_walk_agrees_with_the_recursive_one() {
+        use super::walk::tests::{Rng, jsonish};
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let (mut line, mut p) = (String::new(), JsonParser::default());
+        let labels = |b: &LabelsBuilder| {
+            let mut v = Vec::new();
+            b.for_each(|n, val, _| v.push(format!("{n}={val}")));
+            v
+        };
+        for _ in 0..20_000 {
+            line.clear();
+            jsonish(&mut rng, 14, &mut line);
+            let mut want = LabelsBuilder::new();
+            want.reset([("a", "s")]);
+            if let Err(e) = recursive(&line, &mut String::new(), &mut want) {
+                want.set_err(JSON_PARSER_ERR, Some(e));
+            }
+            let mut got = LabelsBuilder::new();
+            got.reset([("a", "s")]);
+            p.process(&line, &mut got, &Hints::default());
+            assert_eq!(labels(&got), labels(&want), "{line:?}");
+        }
     }
 
     #[test]

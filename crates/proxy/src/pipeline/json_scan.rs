@@ -5,6 +5,8 @@
 
 use std::borrow::Cow;
 
+use super::json::walk::{Blocks, Member, Members};
+
 /// The scanner's error messages, word for word.
 pub(crate) const MALFORMED_JSON: &str = "Malformed JSON error";
 pub(crate) const MALFORMED_STRING: &str = "Value is string, but can't find closing '\"' symbol";
@@ -92,23 +94,26 @@ pub(crate) fn token_end(d: &[u8], from: usize) -> usize {
 }
 
 /// Reads the value starting at the first token at or after `from`; returns it
-/// and the offset just past it.
-pub(crate) fn get_value(s: &str, from: usize) -> Result<(Value<'_>, usize), &'static str> {
+/// and the offset just past it. Block ends are found through `blocks` when
+/// given (looked up once it remembers them).
+pub(crate) fn get_value_in<'a>(
+    s: &'a str,
+    from: usize,
+    mut blocks: Option<&mut Blocks>,
+) -> Result<(Value<'a>, usize), &'static str> {
     let d = s.as_bytes();
     let off = next_token(d, from).ok_or(MALFORMED_JSON)?;
+    let mut block = |open, close| match blocks.as_deref_mut() {
+        Some(b) => b.end(d, off, open, close),
+        None => Ok(block_end(d, off, open, close)),
+    };
     let (kind, end) = match d[off] {
         b'"' => (
             Kind::String,
             string_end(d, off + 1).ok_or(MALFORMED_STRING)?.0,
         ),
-        b'[' => (
-            Kind::Array,
-            block_end(d, off, b'[', b']').ok_or(MALFORMED_ARRAY)?,
-        ),
-        b'{' => (
-            Kind::Object,
-            block_end(d, off, b'{', b'}').ok_or(MALFORMED_OBJECT)?,
-        ),
+        b'[' => (Kind::Array, block(b'[', b']')?.ok_or(MALFORMED_ARRAY)?),
+        b'{' => (Kind::Object, block(b'{', b'}')?.ok_or(MALFORMED_OBJECT)?),
         c => {
             let end = token_end(d, off);
             let v = &s[off..end];
@@ -178,50 +183,17 @@ fn object_scan_inner<'a>(
     wanted: Option<&dyn Fn(&str) -> bool>,
     f: &mut dyn FnMut(Cow<'a, str>, Value<'a>) -> Result<(), &'static str>,
 ) -> Result<(), Fault> {
-    let d = s.as_bytes();
-    let mut off = next_token(d, 0).ok_or(MALFORMED_OBJECT)?;
-    if d[off] != b'{' {
-        return Err(Fault::Scan(MALFORMED_OBJECT));
-    }
-    off = next_token(d, off + 1).ok_or(MALFORMED_JSON)?;
-    if d[off] == b'}' {
-        return Ok(());
-    }
-    while off < d.len() {
-        match d[off] {
-            b'"' => off += 1,
-            b'}' => return Ok(()),
-            _ => return Err(Fault::Scan(MALFORMED_OBJECT)),
+    let mut members = Members::new(s);
+    loop {
+        match members.next(None) {
+            Member::Item(k, v) => f(k, v).map_err(Fault::Callback)?,
+            Member::End => return Ok(()),
+            Member::BadValue(k, e) if wanted.is_some_and(|w| w(&k)) => {
+                return Err(Fault::WantedValue(e));
+            }
+            Member::BadValue(_, e) | Member::Fault(e) => return Err(Fault::Scan(e)),
         }
-        let (end, escaped) = string_end(d, off).ok_or(MALFORMED_JSON)?;
-        let raw_key = &s[off..end - 1];
-        off = end;
-        let key = if escaped {
-            Cow::Owned(unescape(raw_key).ok_or(MALFORMED_ESCAPE)?)
-        } else {
-            Cow::Borrowed(raw_key)
-        };
-        off = next_token(d, off).ok_or(MALFORMED_JSON)?;
-        if d[off] != b':' {
-            return Err(Fault::Scan(MALFORMED_JSON));
-        }
-        off += 1;
-        let (value, end) = match get_value(s, off) {
-            Ok(v) => v,
-            Err(e) if wanted.is_some_and(|w| w(&key)) => return Err(Fault::WantedValue(e)),
-            Err(e) => return Err(Fault::Scan(e)),
-        };
-        f(key, value).map_err(Fault::Callback)?;
-        off = end;
-        off = next_token(d, off).ok_or(MALFORMED_ARRAY)?;
-        match d[off] {
-            b'}' => return Ok(()),
-            b',' => off += 1,
-            _ => return Err(Fault::Scan(MALFORMED_OBJECT)),
-        }
-        off = next_token(d, off).ok_or(MALFORMED_ARRAY)?;
     }
-    Err(Fault::Scan(MALFORMED_OBJECT))
 }
 
 /// Unescapes a JSON string body; `None` on an invalid escape.

@@ -471,11 +471,14 @@ fn eval_page(
 }
 
 /// Whether field `k` is VictoriaLogs' top-level copy of a stream label.
+///
+/// Searches bytes, not `str`: the next search starts one byte past a match,
+/// which can fall inside a multi-byte character of a non-ASCII name.
 fn is_stream_copy(stream: &str, k: &str) -> bool {
     // `_stream` is `{a="x",b="y"}`; a label name is followed by `=`.
-    let b = stream.as_bytes();
+    let (b, k) = (stream.as_bytes(), k.as_bytes());
     let mut from = 0;
-    while let Some(pos) = stream[from..].find(k) {
+    while let Some(pos) = b.get(from..).and_then(|rest| memchr::memmem::find(rest, k)) {
         let s = from + pos;
         let e = s + k.len();
         let before = s == 0 || matches!(b[s - 1], b'{' | b',');
@@ -776,5 +779,16 @@ mod tests {
         assert!(is_stream_copy(r#"{app="a",env="b"}"#, "env"));
         assert!(!is_stream_copy(r#"{app="a",env="b"}"#, "nv"));
         assert!(!is_stream_copy(r#"{app="env=x"}"#, "env"));
+    }
+
+    #[test]
+    fn stream_copies_with_non_ascii_names_do_not_panic() {
+        // A match one byte into `é` used to slice inside the character.
+        assert!(!is_stream_copy(r#"{app="é"}"#, "é"));
+        assert!(!is_stream_copy(r#"{app="日本"}"#, "日"));
+        assert!(is_stream_copy(r#"{app="é",é="x"}"#, "é"));
+        assert!(is_stream_copy(r#"{日本="x"}"#, "日本"));
+        // An empty name (possible in a VictoriaLogs row) ends the search.
+        assert!(!is_stream_copy(r#"{app="x"}"#, ""));
     }
 }
