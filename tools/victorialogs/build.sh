@@ -18,7 +18,8 @@ bin="$out/victoria-logs"
 stamp="$out/victoria-logs.stamp"
 
 hash_inputs() {
-    cat "$here/go.mod" "$here/go.sum" "$here/tools.go" "$here/build.sh" | sha256sum | cut -d' ' -f1
+    cat "$here/go.mod" "$here/go.sum" "$here/tools.go" "$here/build.sh" |
+        { sha256sum 2>/dev/null || shasum -a 256; } | cut -d' ' -f1
 }
 
 want="$(hash_inputs)"

@@ -530,15 +530,14 @@ impl Backend {
 fn encode_form(form: &[(&str, &str)]) -> String {
     let mut body = form_urlencoded::Serializer::new(String::new());
     for &(k, v) in form {
-        match v.parse::<i64>() {
-            Ok(last) if k == "end" => {
-                let (end, filter) = dialect::exact_end(last);
-                body.append_pair("end", &end);
-                body.append_pair("extra_filters", &filter);
-            }
-            _ => {
-                body.append_pair(k, v);
-            }
+        if k == "end"
+            && let Ok(last) = v.parse::<i64>()
+        {
+            let (end, filter) = dialect::exact_end(last);
+            body.append_pair("end", &end);
+            body.append_pair("extra_filters", &filter);
+        } else {
+            body.append_pair(k, v);
         }
     }
     body.finish()

@@ -34,6 +34,17 @@ pub fn windowed() -> Vec<Variant> {
     ]
 }
 
+/// Every set-up besides the default: the windows, and the response cache
+/// off (nothing shared, kept or split).
+pub fn all() -> Vec<Variant> {
+    let mut out = windowed();
+    out.push(Variant {
+        name: "cache-off",
+        tune: |s| s.cache.max_bytes = 0,
+    });
+    out
+}
+
 /// Asks every variant (each its own lokivl in front of `backend`) every query.
 pub async fn ask_all(
     backend: &str,
@@ -41,7 +52,7 @@ pub async fn ask_all(
     base_ns: i64,
 ) -> Vec<(&'static str, BTreeMap<String, Answer>)> {
     let mut out = Vec::new();
-    for v in windowed() {
+    for v in all() {
         let lokivl = super::start_lokivl_with(backend, v.tune).await;
         out.push((
             v.name,
