@@ -567,7 +567,8 @@ async fn fetch_rows(
     // The job owns what it reads: the aggregation, the stages, the labels.
     let (agg, need, discovery, grid) = (r.clone(), input.need.clone(), discovery.clone(), *grid);
     let stages = plan.proxy_stages;
-    cpu::run(work.deadline, body.len(), move |stop| {
+    let size = crate::pipeline::work_size(&stages, body.len());
+    cpu::run(work.deadline, size, move |stop| {
         check_rows(&body, &budget)?;
         let r = &agg;
         let unwrap = r.range.unwrap.as_ref();

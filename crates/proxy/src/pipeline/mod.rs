@@ -107,7 +107,27 @@ fn items(list: &[LabelSelector]) -> Result<Vec<Item>, PipelineError> {
         .collect()
 }
 
+/// The work size to schedule a run of `stages` over `input_bytes` of rows
+/// by ([`crate::work::cpu::run`]): the input's size, except that a template
+/// stage may spend up to its whole step budget on every line, so a pipeline
+/// with one never runs inline on an async worker, however small its input.
+pub fn work_size(stages: &[Stage], input_bytes: usize) -> usize {
+    let templated = stages
+        .iter()
+        .any(|s| matches!(s, Stage::LineFormat(_) | Stage::LabelFormat(_)));
+    if templated { usize::MAX } else { input_bytes }
+}
+
 impl Pipeline {
+    /// [`work_size`] of this compiled pipeline.
+    pub fn work_size(&self, input_bytes: usize) -> usize {
+        let templated = self
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::LineFormat(_) | Step::LabelFormat(_)));
+        if templated { usize::MAX } else { input_bytes }
+    }
+
     /// Compiles `stages`.
     ///
     /// # Errors
@@ -384,6 +404,25 @@ mod tests {
             .for_each(|n, val, c| v.push((n.to_owned(), val.to_owned(), c)));
         v.sort();
         Some((p.line().to_owned(), v))
+    }
+
+    /// A template may spend its whole step budget on each line: such a
+    /// pipeline is never small enough to run on an async worker.
+    #[test]
+    fn template_stages_never_run_inline() {
+        for (q, templated) in [
+            (r#"{app="a"} | json | level="error""#, false),
+            (r#"{app="a"} | line_format "{{.msg}}""#, true),
+            (r#"{app="a"} | label_format x="{{.y}}""#, true),
+        ] {
+            let logql_parser::Expr::Log(e) = logql_parser::parse(q).unwrap() else {
+                panic!("log query");
+            };
+            let want = if templated { usize::MAX } else { 100 };
+            assert_eq!(work_size(&e.pipeline, 100), want, "{q}");
+            let p = Pipeline::new(&e.pipeline).unwrap();
+            assert_eq!(p.work_size(100), want, "{q}");
+        }
     }
 
     fn l(n: &str, v: &str, c: Category) -> (String, String, Category) {

@@ -242,8 +242,9 @@ async fn eval(
     want: usize,
     deadline: Deadline,
 ) -> Result<(usize, Option<i64>, usize), ApiError> {
+    let size = lock(walk).pipeline.work_size(body.len());
     let walk = Arc::clone(walk);
-    cpu::run(deadline, body.len(), move |stop| {
+    cpu::run(deadline, size, move |stop| {
         let mut body = body;
         let mut w = lock(&walk);
         let Walk {
