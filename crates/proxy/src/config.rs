@@ -321,7 +321,7 @@ impl Config {
                     reason: e.to_string(),
                 })
         };
-        let in_url = backend_url::userinfo(&self.backend);
+        let in_url = url_basic_auth(&self.backend);
         let flags_set = self.backend_user.is_some()
             || self.backend_password_file.is_some()
             || self.backend_bearer_token_file.is_some();
@@ -339,9 +339,7 @@ impl Config {
                 ));
             }
             (None, None, None) => match in_url {
-                Some((user, pass)) => {
-                    format!("Basic {}", base64(format!("{user}:{pass}").as_bytes()))
-                }
+                Some(basic) => basic,
                 None => return Ok(None),
             },
             (Some(_), _, Some(_)) | (None, Some(_), Some(_)) => {
@@ -360,12 +358,28 @@ impl Config {
                 ));
             }
         };
-        let mut v = HeaderValue::from_str(&value)
-            .map_err(|_| ConfigError::Auth("credentials contain invalid characters".into()))?;
-        // Keeps the value out of Debug output and HTTP/2 header tables.
-        v.set_sensitive(true);
-        Ok(Some(v))
+        sensitive_header(&value).map(Some)
     }
+}
+
+/// `Basic …` for the `user:pass@` of a backend URL, if it has one.
+///
+/// hyper never sends URL credentials itself, so lokivl sends them as the
+/// basic-auth header (and masks them wherever the URL is shown).
+fn url_basic_auth(url: &str) -> Option<String> {
+    let (user, pass) = backend_url::userinfo(url)?;
+    Some(format!(
+        "Basic {}",
+        base64(format!("{user}:{pass}").as_bytes())
+    ))
+}
+
+/// An `Authorization` value kept out of Debug output and HTTP/2 header tables.
+fn sensitive_header(value: &str) -> Result<HeaderValue, ConfigError> {
+    let mut v = HeaderValue::from_str(value)
+        .map_err(|_| ConfigError::Auth("credentials contain invalid characters".into()))?;
+    v.set_sensitive(true);
+    Ok(v)
 }
 
 /// Standard base64 (RFC 4648 with padding), for the basic-auth header only.
@@ -534,6 +548,13 @@ mod tests {
         assert_eq!(auth, "Basic dXNlcjpwYTU1");
         assert!(auth.is_sensitive());
         assert!(!format!("{s:?}").contains("pa55"));
+        // Settings::new (tests, embedding) reads the URL the same way.
+        let embedded = Settings::new("http://user:pa55@vl:9428").unwrap();
+        assert_eq!(embedded.backend.authority, "vl:9428");
+        assert_eq!(
+            embedded.backend_options.authorization.unwrap(),
+            "Basic dXNlcjpwYTU1"
+        );
         let both = Config::try_parse_from([
             "lokivl",
             "--backend",

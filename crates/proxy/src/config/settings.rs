@@ -49,7 +49,8 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Settings with every default except the backend URL (tests and embedding).
+    /// Settings with every default except the backend URL (tests and embedding);
+    /// `user:pass@` in it becomes basic auth, as with `--backend`.
     ///
     /// An `https://` backend is verified against the system roots; set
     /// `backend_options.tls` ([`crate::backend::tls::client_config`]) for others.
@@ -60,6 +61,9 @@ impl Settings {
     pub fn new(backend_url: &str) -> Result<Self, ConfigError> {
         let backend = BackendUrl::parse(backend_url)?;
         let mut backend_options = BackendOptions::with_timeout(Duration::from_secs(60));
+        backend_options.authorization = super::url_basic_auth(backend_url)
+            .map(|basic| super::sensitive_header(&basic))
+            .transpose()?;
         if backend.https {
             let files = crate::backend::tls::BackendTlsFiles::default();
             let config = crate::backend::tls::client_config(&files)
