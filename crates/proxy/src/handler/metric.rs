@@ -267,10 +267,14 @@ fn count_lines(body: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', body).count()
 }
 
-/// The `| limit` of a rows query: one more than the budget has left, so
-/// that reading past it is noticed.
+/// The `| limit` of a rows query: one more than the budget, so that reading
+/// past it is noticed.
+///
+/// The whole budget, not what is left of it: what is left depends on how far
+/// the request's parallel windows got, and the LogsQL sent must not (cache
+/// keys, recorded exchanges); the shared budget is enforced on what was read.
 fn rows_limit(budget: &RowBudget) -> u64 {
-    u64::try_from(budget.remaining())
+    u64::try_from(budget.max())
         .unwrap_or(u64::MAX)
         .saturating_add(1)
 }

@@ -218,7 +218,11 @@ where
         if remaining == 0 {
             return Ok(true);
         }
-        let body = fetch(b, b, remaining).await?;
+        // The limit sent is the whole budget, not what is left of it: what is
+        // left depends on how far parallel windows got, and a request must
+        // not depend on that (cache keys, recorded exchanges). The shared
+        // budget is enforced on what was read.
+        let body = fetch(b, b, budget.max()).await?;
         let n;
         (n, _, kept) = eval(walk, body, p, usize::MAX, deadline).await?;
         budget.spend(n);
