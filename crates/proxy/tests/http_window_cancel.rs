@@ -49,6 +49,14 @@ async fn answer(
     uri: axum::http::Uri,
     Form(form): Form<Vec<(String, String)>>,
 ) -> String {
+    // lokivl's time-bucket offset probe is answered at once, as v1.51 does:
+    // it is not a window.
+    if form
+        .iter()
+        .any(|(k, v)| k == "query" && v == proxy::backend::dialect::PROBE)
+    {
+        return http_common::PROBE_V151.to_owned();
+    }
     let start: i64 = form
         .iter()
         .find(|(k, _)| k == "start")
