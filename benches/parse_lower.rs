@@ -19,7 +19,8 @@ fn translate(q: &str) -> Result<String, String> {
     let expr = logql_parser::parse(q).map_err(|e| e.to_string())?;
     match expr {
         Expr::Log(log) => {
-            let plan = logsql_ast::lower_log(&log).map_err(|e| e.to_string())?;
+            let plan = logsql_ast::lower_log(&log, &logsql_ast::Discovery::default())
+                .map_err(|e| e.to_string())?;
             Ok(plan.query.to_string())
         }
         Expr::Metric(_) => Err("metric query".to_owned()),

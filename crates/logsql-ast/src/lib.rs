@@ -17,7 +17,7 @@
 //!         values: vec![LineFilterValue::Literal("[ERROR]".into())],
 //!     })],
 //! };
-//! let plan = logsql_ast::lower_log(&expr).unwrap();
+//! let plan = logsql_ast::lower_log(&expr, &logsql_ast::Discovery::default()).unwrap();
 //! assert_eq!(plan.query.to_string(), r#"{app="api"} and _msg:~"\\[ERROR\\]""#);
 //! ```
 
@@ -32,16 +32,14 @@ mod quote;
 
 pub use error::LowerError;
 pub use filter::{Filter, RangeOp, StreamMatcher, StreamOp};
-pub use lower::{
-    Discovery, loki_order, lower_log, lower_log_with, lower_selector, lower_selector_with,
-};
+pub use lower::{Discovery, loki_order, lower_log, lower_selector};
 /// Names of the labels Loki adds at ingest.
 pub mod discovered {
     pub use crate::lower::discovery::{DETECTED_LEVEL, SERVICE_NAME, UNKNOWN_SERVICE};
 }
 pub use metric::{
     MetricPipe, NUMBER_FIELD, RangePlan, StatsFunc, VALUE_FIELD, ValueScale, bucket_start,
-    guard_regex, lower_range,
+    guard_regex,
 };
 pub use pipe::{Pipe, Unpack, UnpackFormat};
 pub use plan::{LogPlan, PARSED_PREFIX};

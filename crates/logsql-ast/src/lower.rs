@@ -34,24 +34,19 @@ use crate::filter::Filter;
 use crate::plan::LogPlan;
 use crate::query::Query;
 
-/// Lowers a LogQL log query into a plan.
-///
-/// # Errors
-/// [`LowerError::Unsupported`] for a construct the plan cannot express
-/// (none today: every stage can run in the proxy); kept so callers handle
-/// future refusals.
-pub fn lower_log(expr: &LogExpr) -> Result<LogPlan, LowerError> {
-    lower_log_with(expr, &Discovery::default())
-}
-
 /// Lowers a LogQL log query into a plan whose selectors and label filters
 /// see the labels `discovery` synthesizes (Loki's `service_name` and
 /// `detected_level`). Label filters on a synthesized label run in the proxy,
 /// which derives it per entry; the plan records `discovery` for that.
 ///
+/// There is no variant without `discovery`: the settings change answers,
+/// so every caller states them ([`Discovery::default`] synthesizes nothing).
+///
 /// # Errors
-/// As [`lower_log`]; also a `service_name` regex that does not compile.
-pub fn lower_log_with(expr: &LogExpr, discovery: &Discovery) -> Result<LogPlan, LowerError> {
+/// [`LowerError::Unsupported`] for a `service_name` regex that does not
+/// compile (every stage can run in the proxy, so nothing else is refused
+/// today; kept so callers handle future refusals).
+pub fn lower_log(expr: &LogExpr, discovery: &Discovery) -> Result<LogPlan, LowerError> {
     let mut top = vec![selector::lower(&expr.selector, discovery)?];
     let mut proxy: Vec<Stage> = Vec::new();
     // Whether an earlier stage may have rewritten the line.
@@ -115,21 +110,12 @@ pub fn loki_order(stages: &[Stage]) -> Vec<Stage> {
     out
 }
 
-/// Lowers a stream selector alone (for `/labels?query=`, `/series?match[]=`).
-pub fn lower_selector(selector: &Selector) -> Query {
-    // Without discovery every matcher is a stream matcher: nothing can fail.
-    Query::new(selector::lower(selector, &Discovery::default()).unwrap_or(Filter::Nothing))
-}
-
-/// Lowers a stream selector whose `service_name` matchers select on the
-/// value `discovery` derives.
+/// Lowers a stream selector alone (for `/labels?query=`, `/series?match[]=`)
+/// whose `service_name` matchers select on the value `discovery` derives.
 ///
 /// # Errors
 /// A `service_name` regex that does not compile.
-pub fn lower_selector_with(
-    selector: &Selector,
-    discovery: &Discovery,
-) -> Result<Query, LowerError> {
+pub fn lower_selector(selector: &Selector, discovery: &Discovery) -> Result<Query, LowerError> {
     Ok(Query::new(selector::lower(selector, discovery)?))
 }
 
@@ -221,7 +207,10 @@ mod tests {
     }
 
     fn lowered(pipeline: Vec<Stage>) -> String {
-        lower_log(&expr(pipeline)).unwrap().query.to_string()
+        lower_log(&expr(pipeline), &Discovery::default())
+            .unwrap()
+            .query
+            .to_string()
     }
 
     #[test]
@@ -250,7 +239,7 @@ mod tests {
     }
 
     fn plan(pipeline: Vec<Stage>) -> LogPlan {
-        lower_log(&expr(pipeline)).unwrap()
+        lower_log(&expr(pipeline), &Discovery::default()).unwrap()
     }
 
     #[test]
@@ -389,12 +378,18 @@ mod tests {
 
     #[test]
     fn selector_alone() {
-        let q = lower_selector(&Selector {
-            matchers: vec![m("a", MatchOp::Re, "x|y"), m("b", MatchOp::Neq, "")],
-        });
+        let q = lower_selector(
+            &Selector {
+                matchers: vec![m("a", MatchOp::Re, "x|y"), m("b", MatchOp::Neq, "")],
+            },
+            &Discovery::default(),
+        )
+        .unwrap();
         assert_eq!(q.to_string(), r#"{a=~"x|y", b!=""}"#);
         assert_eq!(
-            lower_selector(&Selector { matchers: vec![] }).to_string(),
+            lower_selector(&Selector { matchers: vec![] }, &Discovery::default())
+                .unwrap()
+                .to_string(),
             "*"
         );
     }

@@ -158,25 +158,24 @@ impl RangePlan {
     }
 
     /// Lowers a range aggregation whose selector and label filters see the
-    /// labels `discovery` synthesizes, as [`crate::lower_log_with`] does for
+    /// labels `discovery` synthesizes, as [`crate::lower_log`] does for
     /// log queries: `{service_name="api"}` selects the streams whose derived
     /// `service_name` is `api`, and a label filter on a synthesized label is
     /// a proxy stage (so the lowering refuses and the proxy counts rows).
     ///
     /// # Errors
-    /// As [`lower_range`].
+    /// [`LowerError::Unsupported`] when part of the pipeline would run in the
+    /// proxy (parsers, numeric label filters, …) or the conversion cannot be
+    /// checked exactly.
     pub fn lower(r: &RangeAggregation, discovery: &Discovery) -> Result<RangePlan, LowerError> {
         lower_range_with(r, discovery)
     }
 }
 
-/// Lowers a range aggregation.
-///
-/// # Errors
-/// [`LowerError::Unsupported`] when part of the pipeline would run in the
-/// proxy (parsers, numeric label filters, …) or the conversion cannot be
-/// checked exactly.
-pub fn lower_range(r: &RangeAggregation) -> Result<RangePlan, LowerError> {
+/// Lowers a range aggregation without discovery (tests; requests go through
+/// [`RangePlan::lower`] with their settings).
+#[cfg(test)]
+fn lower_range(r: &RangeAggregation) -> Result<RangePlan, LowerError> {
     lower_range_with(r, &Discovery::default())
 }
 
@@ -197,7 +196,7 @@ fn lower_range_with(r: &RangeAggregation, discovery: &Discovery) -> Result<Range
             }
         }
     }
-    let plan = crate::lower_log_with(
+    let plan = crate::lower_log(
         &LogExpr {
             selector: log.selector.clone(),
             pipeline: stages,

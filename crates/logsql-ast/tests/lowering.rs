@@ -75,7 +75,9 @@ fn cases() -> Vec<Case> {
 /// table was written); the table needs it to turn LogQL text into ASTs.
 fn lower(logql: &str) -> Result<logsql_ast::LogPlan, String> {
     match logql_parser::parse(logql) {
-        Ok(Expr::Log(e)) => logsql_ast::lower_log(&e).map_err(|e| e.to_string()),
+        Ok(Expr::Log(e)) => {
+            logsql_ast::lower_log(&e, &logsql_ast::Discovery::default()).map_err(|e| e.to_string())
+        }
         Ok(Expr::Metric(_)) => Err("metric query".into()),
         Err(e) => Err(format!("parse error: {e}")),
     }

@@ -167,15 +167,11 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
     };
     let api = api
         .fallback(status::not_found)
-        // Inside the cache layer too: handlers of a cache fill read the discovery settings.
+        // Inside the cache layer: a cache fill (which may run in another
+        // task) builds its request context from the request it runs.
         .layer(middleware::from_fn_with_state(
-            settings.discovery.clone(),
-            crate::drilldown::discovery::flags::layer,
-        ))
-        // Inside the cache layer: a cache fill may run in another task, and must keep the limits.
-        .layer(middleware::from_fn_with_state(
-            settings.query_limits,
-            crate::params::limits::layer,
+            crate::context::ContextSettings::new(settings.discovery.clone(), settings.query_limits),
+            crate::context::layer,
         ))
         .layer(middleware::from_fn_with_state(
             response_cache,

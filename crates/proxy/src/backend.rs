@@ -26,7 +26,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config::BackendUrl;
+use crate::context::RequestContext;
 use crate::metrics::{Metrics, Outcome};
+use crate::tenant::VlTenant;
 
 use self::breaker::Breaker;
 use self::dialect::{Dialect, OffsetRule};
@@ -266,7 +268,9 @@ impl Backend {
 
     /// The rule this VictoriaLogs follows for time-bucket offsets: as last
     /// seen, else probed now ([`dialect::PROBE`]), else the current releases'.
-    pub async fn offset_rule(&self) -> OffsetRule {
+    ///
+    /// The probe runs as the request's (first) tenant: it needs one entry.
+    pub async fn offset_rule(&self, ctx: &RequestContext) -> OffsetRule {
         if let Some(rule) = self.dialect.offset_rule() {
             return rule;
         }
@@ -274,8 +278,11 @@ impl Backend {
         if let Some(rule) = self.dialect.offset_rule() {
             return rule;
         }
+        let Some(tenant) = ctx.tenant().members().first().map(|m| m.vl) else {
+            return OffsetRule::CURRENT;
+        };
         match self
-            .post_form(Endpoint::Query, &[("query", dialect::PROBE)])
+            .post_form_one(tenant, Endpoint::Query, &[("query", dialect::PROBE)])
             .await
         {
             Ok(body) => match dialect::rule_of_probe(&body) {
@@ -312,6 +319,7 @@ impl Backend {
     /// [`BackendError`] as for [`Backend::post_form`], except that non-2xx answers are returned, not errors.
     pub async fn forward(
         &self,
+        tenant: VlTenant,
         endpoint: Endpoint,
         query: Option<&str>,
         headers: &[(header::HeaderName, HeaderValue)],
@@ -329,7 +337,7 @@ impl Backend {
         let req = b
             .body(Full::new(body))
             .map_err(|e| BackendError::Request(e.to_string()))?;
-        match self.call(endpoint, req).await {
+        match self.call(Some(tenant), endpoint, req).await {
             Ok(_) => Ok((StatusCode::NO_CONTENT, None, Bytes::new())),
             Err(BackendError::Status { status, body }) if status.is_client_error() => Ok((
                 status,
@@ -350,22 +358,31 @@ impl Backend {
     /// [`BackendError`] on connection failure, deadline, non-2xx status or a broken body.
     pub async fn post_form(
         &self,
+        ctx: &RequestContext,
         endpoint: Endpoint,
         form: &[(&str, &str)],
     ) -> Result<BytesMut, BackendError> {
         // `X-Scope-OrgID: a|b`: one call per tenant, merged (see `tenant::fanout`).
-        if let Some(t) = crate::tenant::current().filter(crate::tenant::Tenant::is_multi) {
-            return crate::tenant::fanout::post_form(self, endpoint, form, &t).await;
+        match ctx.single_tenant() {
+            Some(one) => self.post_form_one(one, endpoint, form).await,
+            None if ctx.tenant().is_multi() => {
+                crate::tenant::fanout::post_form(self, endpoint, form, ctx.tenant()).await
+            }
+            // An unresolved tenant (a defect): refused rather than sent to
+            // VictoriaLogs' default tenant.
+            None => Err(BackendError::Request(
+                "internal error: a VictoriaLogs call was made without the request's tenant".into(),
+            )),
         }
-        self.post_form_one(endpoint, form).await
     }
 
-    /// [`Backend::post_form`] for the current single tenant, without fan-out.
+    /// [`Backend::post_form`] for one VictoriaLogs tenant, without fan-out.
     ///
     /// # Errors
     /// As [`Backend::post_form`].
     pub async fn post_form_one(
         &self,
+        tenant: VlTenant,
         endpoint: Endpoint,
         form: &[(&str, &str)],
     ) -> Result<BytesMut, BackendError> {
@@ -379,7 +396,7 @@ impl Backend {
             )
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| BackendError::Request(e.to_string()))?;
-        self.call(endpoint, req).await
+        self.call(Some(tenant), endpoint, req).await
     }
 
     /// GETs `endpoint` (used for `/health`).
@@ -392,26 +409,31 @@ impl Backend {
             .uri(self.uri(endpoint))
             .body(Full::new(Bytes::new()))
             .map_err(|e| BackendError::Request(e.to_string()))?;
-        self.call(endpoint, req).await
+        self.call(None, endpoint, req).await
     }
 
     fn uri(&self, endpoint: Endpoint) -> String {
         format!("{}{}", self.url.base(), endpoint.path())
     }
 
+    /// One exchange; `tenant` is `None` only for `/health`, which holds no
+    /// tenant data (every other call names its tenant: never VictoriaLogs'
+    /// default by omission).
     async fn call(
         &self,
+        tenant: Option<VlTenant>,
         endpoint: Endpoint,
         mut req: Request<Full<Bytes>>,
     ) -> Result<BytesMut, BackendError> {
         let started = Instant::now();
-        // Every call carries the request's tenant (fail closed: never VictoriaLogs'
-        // default); several tenants must fan out instead. `/health` has no tenant.
-        if endpoint != Endpoint::Health {
-            crate::tenant::apply_headers(req.headers_mut()).map_err(|e| match e {
-                crate::tenant::HeaderError::Several(_) => BackendError::Unsupported(e.to_string()),
-                _ => BackendError::Request(e.to_string()),
-            })?;
+        match tenant {
+            Some(t) => crate::tenant::set_headers(req.headers_mut(), t),
+            None if endpoint == Endpoint::Health => {}
+            None => {
+                return Err(BackendError::Request(
+                    "internal error: a VictoriaLogs call was made without a tenant".into(),
+                ));
+            }
         }
         if let Some(auth) = &self.opts.authorization {
             req.headers_mut()

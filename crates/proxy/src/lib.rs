@@ -8,6 +8,7 @@
 pub mod app;
 pub mod backend;
 pub mod config;
+pub mod context;
 pub mod direction;
 pub mod drilldown;
 pub mod encode;

@@ -33,7 +33,6 @@ async fn run(settings: proxy::config::Settings) -> anyhow::Result<()> {
     let listener_tls = settings.listener_tls.clone();
     let conn_limits = settings.server;
     // The metric engine's series limit is still process-wide.
-    settings.query_limits.install_process_wide();
     let routers = proxy::app::routers(settings).context("building the router")?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await

@@ -195,19 +195,13 @@ pub fn direction(form: &Form) -> Result<Direction, ParamError> {
     }
 }
 
-/// Rejects a log query `limit` above the request's `max_entries_limit_per_query` ([`QueryLimits::current`]).
+/// Rejects a log query `limit` above `limits.max_entries_limit` (the
+/// request's `max_entries_limit_per_query`); a zero maximum disables the
+/// check, as in Loki.
 ///
 /// # Errors
 /// [`ParamError::LimitTooLarge`].
-pub fn check_max_entries(limit: u32) -> Result<(), ParamError> {
-    check_max_entries_with(QueryLimits::current(), limit)
-}
-
-/// [`check_max_entries`] against explicit `limits`; a zero maximum disables the check, as in Loki.
-///
-/// # Errors
-/// [`ParamError::LimitTooLarge`].
-pub fn check_max_entries_with(limits: QueryLimits, limit: u32) -> Result<(), ParamError> {
+pub fn check_max_entries(limits: QueryLimits, limit: u32) -> Result<(), ParamError> {
     let max = limits.max_entries_limit;
     if max != 0 && limit > max {
         Err(ParamError::LimitTooLarge { limit, max })
@@ -216,20 +210,13 @@ pub fn check_max_entries_with(limits: QueryLimits, limit: u32) -> Result<(), Par
     }
 }
 
-/// Rejects a range longer than the request's `max_query_length` ([`QueryLimits::current`];
-/// checked after LogQL parsing, as Loki does).
+/// Rejects a range longer than `limits.max_query_length_ns` (the request's
+/// `max_query_length`; checked after LogQL parsing, as Loki does); a zero
+/// maximum disables the check, as in Loki.
 ///
 /// # Errors
 /// [`ParamError::QueryTooLong`].
-pub fn check_query_length(b: Bounds) -> Result<(), ParamError> {
-    check_query_length_with(QueryLimits::current(), b)
-}
-
-/// [`check_query_length`] against explicit `limits`; a zero maximum disables the check, as in Loki.
-///
-/// # Errors
-/// [`ParamError::QueryTooLong`].
-pub fn check_query_length_with(limits: QueryLimits, b: Bounds) -> Result<(), ParamError> {
+pub fn check_query_length(limits: QueryLimits, b: Bounds) -> Result<(), ParamError> {
     let ms = |t: i64| t / 1_000_000 * 1_000_000;
     let len = ms(b.end).saturating_sub(ms(b.start));
     let max = limits.max_query_length_ns;
@@ -416,10 +403,12 @@ mod tests {
         );
         assert_eq!(range_params(&form("limit=5000"), NOW).unwrap().limit, 5000);
         assert_eq!(
-            check_max_entries(10000).unwrap_err().to_string(),
+            check_max_entries(QueryLimits::default(), 10000)
+                .unwrap_err()
+                .to_string(),
             "max entries limit per query exceeded, limit > max_entries_limit_per_query (10000 > 5000)"
         );
-        assert!(check_max_entries(5000).is_ok());
+        assert!(check_max_entries(QueryLimits::default(), 5000).is_ok());
     }
 
     #[test]
@@ -481,17 +470,23 @@ mod tests {
     #[test]
     fn query_length_limit() {
         assert!(
-            check_query_length(Bounds {
-                start: 0,
-                end: MAX_QUERY_LENGTH_NS
-            })
+            check_query_length(
+                QueryLimits::default(),
+                Bounds {
+                    start: 0,
+                    end: MAX_QUERY_LENGTH_NS
+                }
+            )
             .is_ok()
         );
         assert_eq!(
-            check_query_length(Bounds {
-                start: 0,
-                end: 745 * 3600 * S
-            })
+            check_query_length(
+                QueryLimits::default(),
+                Bounds {
+                    start: 0,
+                    end: 745 * 3600 * S
+                }
+            )
             .unwrap_err()
             .to_string(),
             "the query time range exceeds the limit (query length: 745h0m0s, limit: 30d1h)"
@@ -505,7 +500,7 @@ mod tests {
         // step is then floor(9223372036.85 s / 250) s, and max_query_length refuses it.
         let p = range_params(&form("start=-8888888880353470020"), NOW).unwrap();
         assert_eq!(p.step, 36_893_488 * S);
-        assert!(check_query_length(p.bounds).is_err());
+        assert!(check_query_length(QueryLimits::default(), p.bounds).is_err());
         assert_eq!(
             range_err("start=-8888888880353470020&step=1"),
             "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter"
@@ -521,16 +516,16 @@ mod tests {
             max_series_matchers: 1,
         };
         assert_eq!(
-            check_max_entries_with(l, 51).unwrap_err().to_string(),
+            check_max_entries(l, 51).unwrap_err().to_string(),
             "max entries limit per query exceeded, limit > max_entries_limit_per_query (51 > 50)"
         );
-        assert!(check_max_entries_with(l, 50).is_ok());
+        assert!(check_max_entries(l, 50).is_ok());
         let b = Bounds {
             start: 0,
             end: 3 * 3600 * S,
         };
         assert_eq!(
-            check_query_length_with(l, b).unwrap_err().to_string(),
+            check_query_length(l, b).unwrap_err().to_string(),
             "the query time range exceeds the limit (query length: 3h0m0s, limit: 2h)"
         );
         // 0 disables either limit, as in Loki.
@@ -540,12 +535,12 @@ mod tests {
             max_query_series: 0,
             max_series_matchers: 0,
         };
-        assert!(check_max_entries_with(off, u32::MAX).is_ok());
+        assert!(check_max_entries(off, u32::MAX).is_ok());
         let huge = Bounds {
             start: i64::MIN,
             end: i64::MAX,
         };
-        assert!(check_query_length_with(off, huge).is_ok());
+        assert!(check_query_length(off, huge).is_ok());
     }
 
     #[test]

@@ -12,6 +12,7 @@ use http::{HeaderName, HeaderValue, StatusCode, header};
 use http_body_util::BodyExt;
 
 use crate::backend::{Backend, Endpoint};
+use crate::context::RequestContext;
 use crate::error::{ApiError, text_response};
 
 /// State of the push route.
@@ -58,10 +59,19 @@ async fn forward(st: &PushState, req: Request) -> Result<Response, ApiError> {
             }
         })?
         .to_bytes();
-    // Tenant mapping (issue 7) goes here: today every tenant writes to VictoriaLogs' default account.
+    // The mapped tenant of the request (a push names exactly one).
+    let ctx = parts
+        .extensions
+        .get::<RequestContext>()
+        .ok_or_else(|| ApiError::Internal("a push without its request context".to_owned()))?;
+    let Some(tenant) = ctx.single_tenant() else {
+        return Err(ApiError::BadRequest(
+            "a push writes to exactly one tenant (X-Scope-OrgID names several)".to_owned(),
+        ));
+    };
     let (status, content_type, answer) = st
         .backend
-        .forward(Endpoint::Push, parts.uri.query(), &headers, body)
+        .forward(tenant, Endpoint::Push, parts.uri.query(), &headers, body)
         .await?;
     let mut resp = Response::new(Body::from(answer));
     *resp.status_mut() = status;

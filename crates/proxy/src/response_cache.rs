@@ -337,10 +337,6 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
         return rc.hit_answer(endpoint, body);
     }
 
-    let tenant = parts
-        .extensions
-        .get::<Tenant>()
-        .map_or_else(|| Tenant::from_headers(&parts.headers), Clone::clone);
     let form = form.unwrap_or_else(parse);
     let ttl = match &bucketed {
         Some((_, end)) => ttl::ttl_after(*end, &rc.settings, now),
@@ -384,8 +380,9 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
             })
         }
     };
-    // The fill may run in another task: it must keep the request's tenant.
-    let fill = crate::tenant::scope(tenant.clone(), fill);
+    // The fill may run in another task: the request it runs carries its
+    // tenant in the extensions, and the context layer inside builds the
+    // request context from it.
     let result = rc.cache.get_or_fetch(key, fill).await;
     drop(waiting);
     let stats = rc.cache.stats();

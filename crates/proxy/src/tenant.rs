@@ -6,9 +6,10 @@
 //! are, and refuses unknown names (fail closed). No header means
 //! `--default-tenant`. The [`resolve`] layer does this once per request,
 //! puts the resolved [`Tenant`] in the request extensions (for the rate
-//! limiter, handlers and the response cache) and runs the rest of the request
-//! inside [`scope`], so every call to VictoriaLogs carries the tenant
-//! ([`apply_headers`]) and several tenants fan out ([`fanout`]).
+//! limiter, the response cache and the request context). The
+//! [`crate::context::RequestContext`] carries it from there: every call to
+//! VictoriaLogs takes the context and sets the tenant headers
+//! ([`set_headers`]); several tenants fan out ([`fanout`]).
 
 pub mod config;
 pub mod fanout;
@@ -153,56 +154,6 @@ impl Tenant {
     }
 }
 
-tokio::task_local! {
-    static CURRENT: Tenant;
-}
-
-/// Runs `fut` with `tenant` as the tenant of every VictoriaLogs call it makes.
-///
-/// A task-local rather than a parameter so that no handler can forget it;
-/// work moved to another task with `tokio::spawn` must be wrapped again.
-pub async fn scope<F: Future>(tenant: Tenant, fut: F) -> F::Output {
-    CURRENT.scope(tenant, fut).await
-}
-
-/// The tenant of the running request, if inside [`scope`].
-pub fn current() -> Option<Tenant> {
-    CURRENT.try_with(Clone::clone).ok()
-}
-
-/// Why a VictoriaLogs call cannot carry exactly one tenant.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum HeaderError {
-    /// The request names several tenants: the call must fan out instead ([`fanout`]).
-    #[error("this endpoint cannot query several tenants at once (X-Scope-OrgID {0})")]
-    Several(String),
-    /// The call runs outside [`scope`] (a defect: work moved to another task
-    /// without its tenant). Refused rather than sent to the default tenant.
-    #[error("internal error: a VictoriaLogs call was made without the request's tenant")]
-    Missing,
-}
-
-/// Sets `AccountID`/`ProjectID` for the current request's single tenant.
-///
-/// # Errors
-/// [`HeaderError::Several`] when the request names several tenants, and
-/// [`HeaderError::Missing`] outside [`scope`]: fail closed, never fall back
-/// to VictoriaLogs' default tenant.
-pub fn apply_headers(headers: &mut HeaderMap) -> Result<(), HeaderError> {
-    let Some(t) = current() else {
-        return Err(HeaderError::Missing);
-    };
-    match t.members() {
-        [one] => {
-            set_headers(headers, one.vl);
-            Ok(())
-        }
-        [] => Err(HeaderError::Missing),
-        _ => Err(HeaderError::Several(t.as_str().to_owned())),
-    }
-}
-
 /// Writes the two VictoriaLogs tenant headers.
 pub fn set_headers(headers: &mut HeaderMap, vl: VlTenant) {
     let mut buf = itoa::Buffer::new();
@@ -272,42 +223,5 @@ mod tests {
         let b = Tenant::resolved(vec![m("3", 3, 0), m("5:6", 5, 6)]);
         assert_eq!(b.as_str(), a.as_str());
         assert_ne!(b.cache_key(), a.cache_key());
-    }
-
-    #[tokio::test]
-    async fn headers_follow_the_scope() {
-        let mut h = HeaderMap::new();
-        assert_eq!(apply_headers(&mut h), Err(HeaderError::Missing));
-        assert!(h.is_empty());
-        let one = Tenant::resolved(vec![Member {
-            name: "a".into(),
-            vl: VlTenant {
-                account_id: 12,
-                project_id: 34,
-            },
-        }]);
-        scope(one, async {
-            apply_headers(&mut h).unwrap();
-        })
-        .await;
-        assert_eq!(h[ACCOUNT_ID_HEADER], "12");
-        assert_eq!(h[PROJECT_ID_HEADER], "34");
-        let two = Tenant::resolved(vec![
-            Member {
-                name: "a".into(),
-                vl: VlTenant::default(),
-            },
-            Member {
-                name: "b".into(),
-                vl: VlTenant {
-                    account_id: 1,
-                    project_id: 0,
-                },
-            },
-        ]);
-        let err = scope(two, async { apply_headers(&mut HeaderMap::new()) })
-            .await
-            .unwrap_err();
-        assert!(err.to_string().contains("several tenants"), "{err}");
     }
 }

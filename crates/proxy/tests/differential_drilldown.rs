@@ -362,6 +362,18 @@ fn judge(loki: &BTreeMap<String, Answer>, lokivl: &BTreeMap<String, Answer>) {
     );
 }
 
+/// lokivl with the discovery of [`start_loki`]'s Loki: levels on,
+/// `service_name` off (the dataset stores it).
+async fn start_lokivl(backend: &str) -> String {
+    common::start_lokivl_with(backend, |s| {
+        s.discovery = logsql_ast::Discovery {
+            service_name_labels: Vec::new(),
+            log_levels: true,
+        };
+    })
+    .await
+}
+
 /// A Loki with the pattern ingester on (rate threshold 0, so a small
 /// dataset yields patterns) and level discovery on, as Drilldown expects.
 async fn start_loki(bin: &Path) -> Loki {
@@ -442,7 +454,7 @@ async fn live() {
     }
 
     let tap = Tap::recording(&vl.url).await;
-    let lokivl = common::start_lokivl(&tap.url).await;
+    let lokivl = start_lokivl(&tap.url).await;
     let mut lokivl_answers = BTreeMap::new();
     for req in REQS {
         lokivl_answers.insert(req.id.to_owned(), ask(&lokivl, req, base_ns).await);
@@ -493,7 +505,7 @@ async fn replay() {
             "golden files of {release} from different recordings"
         );
         let tap = Tap::replaying(vl.exchanges).await;
-        let lokivl = common::start_lokivl(&tap.url).await;
+        let lokivl = start_lokivl(&tap.url).await;
         let mut answers = BTreeMap::new();
         for req in REQS {
             answers.insert(req.id.to_owned(), ask(&lokivl, req, loki.base_ns).await);

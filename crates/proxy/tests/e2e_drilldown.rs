@@ -43,7 +43,10 @@ async fn drilldown_endpoints_on_real_victorialogs() {
     let vl = VictoriaLogs::start(&bin).await;
     let (body, lines) = push_body();
     vl.ingest(body).await;
-    let base = common::start_lokivl(&vl.url).await;
+    let base = common::start_lokivl_with(&vl.url, |s| {
+        s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+    })
+    .await;
     let start_ns = ((BASE_S - 60) * 1_000_000_000).to_string();
     let end_ns = ((BASE_S + 3600) * 1_000_000_000).to_string();
     let start_rfc = "2026-08-22T09:59:00.000Z";

@@ -209,6 +209,18 @@ pub async fn harness_release(answers: Vec<(&str, Canned)>, probe: &str) -> Harne
     Harness { base, vl }
 }
 
+/// [`harness`] for a lokivl with Loki's default label discovery (the
+/// binary's defaults; `Settings::new` synthesizes nothing), as Logs
+/// Drilldown users run it.
+#[allow(dead_code)]
+pub async fn harness_discovering(answers: Vec<(&str, Canned)>) -> Harness {
+    let vl = fake_vl_release(answers, PROBE_V126).await;
+    let mut settings = proxy::config::Settings::new(&format!("http://{}", vl.addr)).unwrap();
+    settings.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+    let base = start_proxy(settings).await;
+    Harness { base, vl }
+}
+
 /// An HTTP answer as the test sees it.
 #[derive(Debug)]
 pub struct Answer {

@@ -18,7 +18,7 @@ async fn index_stats_sums_exact_vl_stats() {
         r#"{"_stream":"{app=\"web\",env=\"prod\"}","e":"2","b":"80"}"#,
         "\n"
     );
-    let h = harness(vec![("/select/logsql/query", Canned::ok(rows))]).await;
+    let h = harness_discovering(vec![("/select/logsql/query", Canned::ok(rows))]).await;
     let a = get(&format!(
         "{}/loki/api/v1/index/stats?{}",
         h.base,
@@ -56,7 +56,7 @@ async fn volume_groups_by_synthesized_service_name() {
         r#"{"_stream":"{env=\"x\"}","e":"1","b":"150"}"#,
         "\n"
     );
-    let h = harness(vec![("/select/logsql/query", Canned::ok(rows))]).await;
+    let h = harness_discovering(vec![("/select/logsql/query", Canned::ok(rows))]).await;
     let a = get(&format!(
         "{}/loki/api/v1/index/volume?{}",
         h.base,
@@ -104,7 +104,7 @@ async fn volume_groups_by_synthesized_service_name() {
 #[tokio::test]
 async fn detected_labels_exact_with_id_filter_and_empty_query() {
     let streams = r#"{"values":[{"value":"{app=\"api\",pod=\"1\",req=\"12\"}","hits":3},{"value":"{app=\"web\",pod=\"2\",req=\"13\"}","hits":1},{"value":"{app=\"web\",pod=\"3\",req=\"14\"}","hits":1}]}"#;
-    let h = harness(vec![("/select/logsql/streams", Canned::ok(streams))]).await;
+    let h = harness_discovering(vec![("/select/logsql/streams", Canned::ok(streams))]).await;
     let a = get(&format!(
         "{}/loki/api/v1/detected_labels?{}",
         h.base,
@@ -121,7 +121,7 @@ async fn detected_labels_exact_with_id_filter_and_empty_query() {
 
 #[tokio::test]
 async fn detected_labels_empty_is_bare_object() {
-    let h = harness(vec![(
+    let h = harness_discovering(vec![(
         "/select/logsql/streams",
         Canned::ok(r#"{"values":[]}"#),
     )])
@@ -141,7 +141,7 @@ fn ndjson_rows() -> String {
 
 #[tokio::test]
 async fn detected_fields_over_a_full_drilldown_pipeline() {
-    let h = harness(vec![("/select/logsql/query", Canned::ok(&ndjson_rows()))]).await;
+    let h = harness_discovering(vec![("/select/logsql/query", Canned::ok(&ndjson_rows()))]).await;
     let a = get(&format!(
         "{}/loki/api/v1/detected_fields?{}",
         h.base,
@@ -187,7 +187,7 @@ async fn detected_fields_over_a_full_drilldown_pipeline() {
 
 #[tokio::test]
 async fn detected_field_values_and_empty() {
-    let h = harness(vec![("/select/logsql/query", Canned::ok(&ndjson_rows()))]).await;
+    let h = harness_discovering(vec![("/select/logsql/query", Canned::ok(&ndjson_rows()))]).await;
     let a = get(&format!(
         "{}/loki/api/v1/detected_field/method/values?{}",
         h.base,
@@ -223,7 +223,7 @@ async fn patterns_mined_with_exact_counts() {
         ));
     }
     rows.push(r#"{"_time":"2026-08-22T09:00:01Z","_stream_id":"s","_stream":"{app=\"api\"}","_msg":"level=error msg=payment failed id=1","app":"api"}"#.to_owned());
-    let h = harness(vec![("/select/logsql/query", Canned::ok(&rows.join("\n")))]).await;
+    let h = harness_discovering(vec![("/select/logsql/query", Canned::ok(&rows.join("\n")))]).await;
     let a = get(&format!(
         "{}/loki/api/v1/patterns?{}",
         h.base,
@@ -254,7 +254,7 @@ async fn patterns_mined_with_exact_counts() {
 
 #[tokio::test]
 async fn drilldown_limits_shape() {
-    let h = harness(vec![]).await;
+    let h = harness_discovering(vec![]).await;
     let a = get_with(
         &format!("{}/loki/api/v1/drilldown-limits", h.base),
         &[("X-Grafana-Cache", "private, max-age=86400")],
@@ -272,7 +272,7 @@ async fn drilldown_limits_shape() {
 
 #[tokio::test]
 async fn drilldown_sized_urls_are_accepted() {
-    let h = harness(vec![("/select/logsql/query", Canned::ok(&ndjson_rows()))]).await;
+    let h = harness_discovering(vec![("/select/logsql/query", Canned::ok(&ndjson_rows()))]).await;
     let filters: String = (0..400)
         .map(|i| format!(r#" != "needle-{i:04}""#))
         .collect();

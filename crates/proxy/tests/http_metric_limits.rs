@@ -1,4 +1,4 @@
-//! The series limit of metric answers (a process-wide setting, so its own test binary).
+//! The series limit of metric answers, per router (the request context carries it).
 
 mod http_common;
 
@@ -7,14 +7,20 @@ use http_common::*;
 
 #[tokio::test]
 async fn more_series_than_the_limit_is_lokis_error_not_a_cut() {
-    proxy::handler::metric::set_max_query_series(2);
     let rows: String = (0..3)
         .map(|i| format!("{{\"_time\":\"1970-01-01T00:01:00.000000001Z\",\"app\":\"a{i}\",\"__lokivl_c\":\"1\"}}\n"))
         .collect();
-    let h = harness(vec![("/select/logsql/query", Canned::ok(&rows))]).await;
+    let vl = fake_vl_release(
+        vec![("/select/logsql/query", Canned::ok(&rows))],
+        PROBE_V126,
+    )
+    .await;
+    let mut settings = proxy::config::Settings::new(&format!("http://{}", vl.addr)).unwrap();
+    settings.query_limits.max_query_series = 2;
+    let base = start_proxy(settings).await;
     let u = format!(
         "{}/loki/api/v1/query?{}",
-        h.base,
+        base,
         qs(&[
             (
                 "query",

@@ -28,7 +28,7 @@ async fn volume_range_decodes_repeated_streams_per_bucket() {
         r#"{"_time":"2026-08-22T09:01:00Z","_stream":"{app=\"we\\\"b\"}","detected_level":"info","level":"error","e":"1","b":"9"}"#,
         "\n",
     );
-    let h = harness(vec![("/select/logsql/query", Canned::ok(rows))]).await;
+    let h = harness_discovering(vec![("/select/logsql/query", Canned::ok(rows))]).await;
     let a = get(&format!(
         "{}/loki/api/v1/index/volume_range?{}",
         h.base,
@@ -101,7 +101,7 @@ async fn volume_range_decodes_repeated_streams_per_bucket() {
 
 #[tokio::test]
 async fn malformed_stats_row_is_a_bad_gateway() {
-    let h = harness(vec![(
+    let h = harness_discovering(vec![(
         "/select/logsql/query",
         Canned::ok("{\"_stream\":\"{a=\\\"b\\\"}\",\"e\":\"1\",\"b\":\"2\"}\n[1]\n"),
     )])

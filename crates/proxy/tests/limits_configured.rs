@@ -138,7 +138,7 @@ async fn drilldown_limits_reports_the_configured_values() {
     assert_eq!(v["limits"]["max_query_series"], 77);
 }
 
-/// `--max-query-series` reaches the metric engine (process-wide there, set at start-up as `main` does).
+/// `--max-query-series` reaches the metric engine through the request context.
 #[tokio::test]
 async fn configured_series_limit_reaches_the_metric_engine() {
     let rows: String = (0..4)
@@ -147,7 +147,6 @@ async fn configured_series_limit_reaches_the_metric_engine() {
     let vl = fake_vl(vec![("/select/logsql/query", Canned::ok(&rows))]).await;
     let s = settings(&vl.addr, &["--max-query-series", "3"]);
     assert_eq!(s.query_limits.max_query_series, 3);
-    s.query_limits.install_process_wide();
     let base = start_proxy(s).await;
     let u = format!(
         "{base}/loki/api/v1/query?{}",

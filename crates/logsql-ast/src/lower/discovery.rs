@@ -232,7 +232,7 @@ mod plan_tests {
         let Ok(Expr::Log(e)) = logql_parser::parse(q) else {
             panic!("{q} is a log query")
         };
-        crate::lower_log_with(&e, d).unwrap()
+        crate::lower_log(&e, d).unwrap()
     }
 
     #[test]

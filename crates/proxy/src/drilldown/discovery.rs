@@ -56,7 +56,10 @@ pub const UNKNOWN_SERVICE: &str = "unknown_service";
 /// `detected_level` when nothing names a level.
 pub const UNKNOWN_LEVEL: &str = "unknown";
 
-/// The `service_name` Loki would give a stream with `labels` (Loki names).
+/// The `service_name` Loki with its default list would give a stream with
+/// `labels` (Loki names); requests use their context's list instead
+/// ([`crate::pipeline::discovered::with_service_name`]).
+#[cfg(test)]
 pub fn service_name(labels: &[(String, String)]) -> &str {
     let get = |n: &str| labels.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
     if let Some(v) = get(SERVICE_NAME) {
@@ -76,17 +79,6 @@ pub fn derive_service_name<'a, 'n>(
         .into_iter()
         .find_map(|n| get(n).filter(|v| !v.is_empty()))
         .unwrap_or(UNKNOWN_SERVICE)
-}
-
-/// Adds `service_name` to sorted `labels` when absent, keeping them sorted.
-pub fn with_service_name(mut labels: Vec<(String, String)>) -> Vec<(String, String)> {
-    if labels.iter().any(|(k, _)| k == SERVICE_NAME) {
-        return labels;
-    }
-    let v = service_name(&labels).to_owned();
-    let at = labels.partition_point(|(k, _)| k.as_str() < SERVICE_NAME);
-    labels.insert(at, (SERVICE_NAME.to_owned(), v));
-    labels
 }
 
 /// Loki's `normalizeLogLevel`: known spellings to lowercase standard names,
@@ -341,7 +333,8 @@ mod tests {
         );
         assert_eq!(service_name(&l(&[("env", "prod")])), UNKNOWN_SERVICE);
         assert_eq!(service_name(&l(&[("container", "c"), ("job", "j")])), "c");
-        let with = with_service_name(l(&[("app", "a"), ("zone", "z")]));
+        let mut with = l(&[("app", "a"), ("zone", "z")]);
+        crate::pipeline::discovered::with_service_name(&mut with, &flags::loki_defaults());
         assert_eq!(
             with,
             l(&[("app", "a"), ("service_name", "a"), ("zone", "z")])

@@ -12,8 +12,9 @@ use logql_parser::LogExpr;
 use serde::Deserialize;
 
 use crate::backend::Endpoint;
+use crate::context::RequestContext;
 use crate::direction::Direction;
-use crate::encode::streams::{StreamsOptions, encode_streams};
+use crate::encode::streams::{StreamsOptions, encode_streams_discovered};
 use crate::error::ApiError;
 use crate::handler::AppState;
 use crate::pipeline::run::LogRange;
@@ -171,6 +172,7 @@ impl Fetched {
 /// Invalid pipelines (400), backend failures, malformed answers (502).
 pub async fn fetch(
     state: &AppState,
+    ctx: &RequestContext,
     log: &LogExpr,
     (start, end): (i64, i64),
     limit: usize,
@@ -179,7 +181,10 @@ pub async fn fetch(
     if end <= start || limit == 0 {
         return Ok(Fetched::default());
     }
-    let plan = logsql_ast::lower_log(log).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    // Selectors and label filters see the labels Loki's ingest adds
+    // (`{service_name="checkout"}` on streams that store only `app`).
+    let plan = logsql_ast::lower_log(log, ctx.discovery())
+        .map_err(|e| ApiError::Unsupported(e.to_string()))?;
     let body = if plan.has_proxy_stages() {
         let q = LogRange {
             start,
@@ -190,6 +195,7 @@ pub async fn fetch(
         };
         crate::pipeline::run::log_range_bounded(
             &state.backend,
+            ctx,
             &plan,
             q,
             &work.budgets.rows,
@@ -206,16 +212,18 @@ pub async fn fetch(
             ("end", e.as_str()),
             ("limit", n.as_str()),
         ];
-        let mut raw = state.backend.post_form(Endpoint::Query, &form).await?;
+        let mut raw = state.backend.post_form(ctx, Endpoint::Query, &form).await?;
         let opts = StreamsOptions {
             direction: Direction::Backward,
             limit,
             categorize: true,
             parsed_prefix: plan.parsed_prefix,
         };
+        let discovery = plan.discovery.clone();
         cpu::run(work.deadline, raw.len(), move |_| {
             let mut out = Vec::with_capacity(raw.len() + 1024);
-            encode_streams(&mut raw, &opts, &mut out).map_err(|e| bad_gateway(e.to_string()))?;
+            encode_streams_discovered(&mut raw, &opts, &discovery, &mut out)
+                .map_err(|e| bad_gateway(e.to_string()))?;
             Ok::<_, ApiError>(out)
         })
         .await?

@@ -8,7 +8,9 @@
 
 use logql_parser::{Expr, Selector};
 
-use super::discovery::{DETECTED_LEVEL, SERVICE_NAME};
+use logsql_ast::Discovery;
+
+use super::discovery::DETECTED_LEVEL;
 use crate::error::ApiError;
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::pipeline::label_filter::StrMatcher;
@@ -47,17 +49,17 @@ impl Selection {
     }
 }
 
-/// Whether lokivl synthesizes `name` (so its matchers run in the proxy).
-pub fn is_synthesized(name: &str) -> bool {
-    name == SERVICE_NAME || name == DETECTED_LEVEL
-}
-
 /// Parses an optional selector (empty or `{}` means every stream); a query
-/// with a pipeline is refused unless `allow_pipeline`, then only its selector is used.
+/// with a pipeline is refused unless `allow_pipeline`, then only its selector
+/// is used. Matchers on the labels `discovery` synthesizes run in the proxy.
 ///
 /// # Errors
 /// Parse errors (400), or [`ONLY_MATCHERS`].
-pub fn select(raw: &str, allow_pipeline: bool) -> Result<Selection, ApiError> {
+pub fn select(
+    raw: &str,
+    allow_pipeline: bool,
+    discovery: &Discovery,
+) -> Result<Selection, ApiError> {
     if raw.trim().is_empty() || raw.replace(' ', "") == "{}" {
         return Ok(Selection {
             vl_query: "*".to_owned(),
@@ -70,18 +72,19 @@ pub fn select(raw: &str, allow_pipeline: bool) -> Result<Selection, ApiError> {
         Expr::Log(log) if allow_pipeline || log.pipeline.is_empty() => log.selector,
         _ => return Err(ApiError::BadRequest(ONLY_MATCHERS.to_owned())),
     };
-    split(&sel)
+    split(&sel, discovery)
 }
 
-/// Splits a parsed selector.
+/// Splits a parsed selector: matchers on labels `discovery` synthesizes go
+/// to the proxy.
 ///
 /// # Errors
 /// A regex that does not compile (400).
-pub fn split(sel: &Selector) -> Result<Selection, ApiError> {
+pub fn split(sel: &Selector, discovery: &Discovery) -> Result<Selection, ApiError> {
     let mut stored = Vec::new();
     let mut proxy = Vec::new();
     for m in &sel.matchers {
-        if is_synthesized(&m.name) {
+        if discovery.synthesizes(&m.name) {
             proxy.push(
                 StrMatcher::new(m)
                     .map_err(|e| ApiError::BadRequest(format!("parse error : {e}")))?,
@@ -93,7 +96,10 @@ pub fn split(sel: &Selector) -> Result<Selection, ApiError> {
     let vl_query = if stored.is_empty() {
         "*".to_owned()
     } else {
-        logsql_ast::lower_selector(&Selector { matchers: stored }).to_string()
+        // Only stored-label matchers are left: nothing to derive.
+        logsql_ast::lower_selector(&Selector { matchers: stored }, &Discovery::default())
+            .map_err(|e| ApiError::BadRequest(format!("parse error : {e}")))?
+            .to_string()
     };
     let mut names: Vec<String> = Vec::new();
     for m in &sel.matchers {
@@ -110,11 +116,14 @@ pub fn split(sel: &Selector) -> Result<Selection, ApiError> {
 }
 
 /// Parses a VictoriaLogs `_stream` value into Loki-named, sorted labels with
-/// `service_name` added as Loki would.
+/// `service_name` added as Loki would under `discovery`.
 ///
 /// # Errors
 /// A malformed `_stream` (502).
-pub fn derive_labels(stream: &str) -> Result<Vec<(String, String)>, ApiError> {
+pub fn derive_labels(
+    stream: &str,
+    discovery: &Discovery,
+) -> Result<Vec<(String, String)>, ApiError> {
     let pairs = parse_stream(stream).map_err(|e| ApiError::BackendFailed {
         status: http::StatusCode::BAD_GATEWAY,
         message: e.to_string(),
@@ -125,32 +134,42 @@ pub fn derive_labels(stream: &str) -> Result<Vec<(String, String)>, ApiError> {
         .collect();
     labels.sort();
     labels.dedup_by(|a, b| a.0 == b.0);
-    Ok(super::discovery::with_service_name(labels))
+    crate::pipeline::discovered::with_service_name(&mut labels, discovery);
+    Ok(labels)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn on() -> Discovery {
+        crate::drilldown::discovery::flags::loki_defaults()
+    }
+
     #[test]
     fn splits_synthesized_matchers() {
-        let s = select(r#"{service_name=~"(?i).*check.*", env="prod"}"#, false).unwrap();
+        let s = select(
+            r#"{service_name=~"(?i).*check.*", env="prod"}"#,
+            false,
+            &on(),
+        )
+        .unwrap();
         assert_eq!(s.vl_query, r#"{env="prod"}"#);
         assert_eq!(s.names, ["service_name", "env"]);
         let l = |v: &str| vec![("service_name".to_owned(), v.to_owned())];
         assert!(s.keeps(&l("Checkout")));
         assert!(!s.keeps(&l("payments")));
-        let all = select("", false).unwrap();
+        let all = select("", false, &on()).unwrap();
         assert!(all.all && all.vl_query == "*");
-        assert!(select(r#"{a="b"} |= "x""#, false).is_err());
-        assert!(select(r#"{a="b"} |= "x""#, true).is_ok());
-        let only = select(r#"{service_name=~".+"}"#, false).unwrap();
+        assert!(select(r#"{a="b"} |= "x""#, false, &on()).is_err());
+        assert!(select(r#"{a="b"} |= "x""#, true, &on()).is_ok());
+        let only = select(r#"{service_name=~".+"}"#, false, &on()).unwrap();
         assert_eq!(only.vl_query, "*");
     }
 
     #[test]
     fn derived_labels_get_service_name() {
-        let l = derive_labels(r#"{k8s.container.name="api",env="p"}"#).unwrap();
+        let l = derive_labels(r#"{k8s.container.name="api",env="p"}"#, &on()).unwrap();
         assert_eq!(
             l,
             vec![
@@ -158,6 +177,27 @@ mod tests {
                 ("k8s_container_name".to_owned(), "api".to_owned()),
                 ("service_name".to_owned(), "api".to_owned()),
             ]
+        );
+    }
+
+    #[test]
+    fn without_discovery_nothing_is_derived() {
+        let off = Discovery::default();
+        let s = select(r#"{service_name="checkout", env="prod"}"#, false, &off).unwrap();
+        assert!(s.proxy.is_empty());
+        assert!(s.vl_query.contains("service_name"), "{}", s.vl_query);
+        let l = derive_labels(r#"{app="api"}"#, &off).unwrap();
+        assert_eq!(l, vec![("app".to_owned(), "api".to_owned())]);
+        let only_app = Discovery {
+            service_name_labels: vec!["app".into()],
+            log_levels: false,
+        };
+        let l = derive_labels(r#"{container="c",app="api"}"#, &only_app).unwrap();
+        assert!(l.contains(&("service_name".to_owned(), "api".to_owned())));
+        assert!(
+            !select(r#"{detected_level="error"}"#, false, &only_app)
+                .unwrap()
+                .needs_level()
         );
     }
 }

@@ -7,6 +7,7 @@ use bytes::BytesMut;
 use super::AppState;
 use crate::backend::Endpoint;
 use crate::backend::dialect::{Alignment, alignment};
+use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::metric::EngineError;
 use crate::metric::buckets::BucketSeries;
@@ -29,15 +30,16 @@ pub(super) struct Bucketed {
 /// whose buckets start where neither rule puts them.
 pub(super) async fn fetch(
     state: &AppState,
+    ctx: &RequestContext,
     b: &Bucketed,
     query: impl Fn(i64) -> String,
     decode: impl Fn(&mut BytesMut, i64) -> Result<Vec<BucketSeries>, EngineError>,
 ) -> Result<Vec<BucketSeries>, ApiError> {
     let backend = &state.backend;
-    let mut rule = backend.offset_rule().await;
+    let mut rule = backend.offset_rule(ctx).await;
     for retry in [false, true] {
         let offset = rule.offset_for(b.start_ns, b.bucket_ns);
-        let mut body = post(state, &query(offset), b.vl_start, b.vl_end).await?;
+        let mut body = post(state, ctx, &query(offset), b.vl_start, b.vl_end).await?;
         let series = decode(&mut body, b.bucket_ns)?;
         // A bucket ending at `a` covers `(a − bucket, a]`: it starts at `a − bucket + 1`.
         let starts = series
@@ -59,12 +61,18 @@ pub(super) async fn fetch(
     )))
 }
 
-async fn post(state: &AppState, query: &str, start: i64, end: i64) -> Result<BytesMut, ApiError> {
+async fn post(
+    state: &AppState,
+    ctx: &RequestContext,
+    query: &str,
+    start: i64,
+    end: i64,
+) -> Result<BytesMut, ApiError> {
     let (start, end) = (start.to_string(), end.to_string());
     let form = [
         ("query", query),
         ("start", start.as_str()),
         ("end", end.as_str()),
     ];
-    Ok(state.backend.post_form(Endpoint::Query, &form).await?)
+    Ok(state.backend.post_form(ctx, Endpoint::Query, &form).await?)
 }

@@ -19,11 +19,12 @@ use logql_parser::Expr;
 
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
+use crate::context::RequestContext;
 use crate::drilldown::discovery::{DETECTED_LEVEL, detected_level};
 use crate::drilldown::{fields, logs, streams};
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
-use crate::work::{Deadline, Work, cpu};
+use crate::work::{Work, cpu};
 
 /// Loki's default `line_limit`.
 pub const DEFAULT_LINE_LIMIT: u32 = 100;
@@ -42,20 +43,24 @@ fn empty_object() -> Response {
 /// Bad parameters or selectors (400), backend failures.
 pub async fn detected_labels(
     State(state): State<AppState>,
+    Extension(ctx): Extension<RequestContext>,
     form: Form,
 ) -> Result<Response, ApiError> {
     let b = params::bounds(&form, now_ns())?;
     if b.end < b.start {
         return Err(params::ParamError::EndBeforeStart.into());
     }
-    let sel = streams::select(form.get("query"), false)?;
+    let sel = streams::select(form.get("query"), false, ctx.discovery())?;
     let (s, e) = (b.start.to_string(), b.end.to_string());
     let form = [
         ("query", sel.vl_query.as_str()),
         ("start", s.as_str()),
         ("end", e.as_str()),
     ];
-    let body = state.backend.post_form(Endpoint::Streams, &form).await?;
+    let body = state
+        .backend
+        .post_form(&ctx, Endpoint::Streams, &form)
+        .await?;
     #[derive(serde::Deserialize)]
     struct Hit {
         value: String,
@@ -70,7 +75,7 @@ pub async fn detected_labels(
     })?;
     let mut values: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for h in a.values {
-        let labels = streams::derive_labels(&h.value)?;
+        let labels = streams::derive_labels(&h.value, ctx.discovery())?;
         if !sel.keeps(&labels) {
             continue;
         }
@@ -151,7 +156,7 @@ fn positive(form: &Form, key: &str, default: u32) -> Result<u32, ApiError> {
     }
 }
 
-fn field_params(form: &Form) -> Result<FieldParams, ApiError> {
+fn field_params(form: &Form, ctx: &RequestContext) -> Result<FieldParams, ApiError> {
     let b = params::bounds(form, now_ns())?;
     if b.end < b.start {
         return Err(params::ParamError::EndBeforeStart.into());
@@ -161,7 +166,7 @@ fn field_params(form: &Form) -> Result<FieldParams, ApiError> {
         "" => positive(form, "field_limit", DEFAULT_FIELD_LIMIT)?,
         _ => positive(form, "limit", DEFAULT_FIELD_LIMIT)?,
     };
-    params::check_max_entries(line_limit)?;
+    params::check_max_entries(ctx.limits(), line_limit)?;
     let log = match logql_parser::parse(form.get("query"))? {
         Expr::Log(log) => log,
         Expr::Metric(_) => {
@@ -185,18 +190,21 @@ fn field_params(form: &Form) -> Result<FieldParams, ApiError> {
 /// Bad parameters or queries (400), backend failures.
 pub async fn detected_fields(
     State(state): State<AppState>,
-    deadline: Option<Extension<Deadline>>,
+    Extension(ctx): Extension<RequestContext>,
     form: Form,
 ) -> Result<Response, ApiError> {
-    let p = field_params(&form)?;
-    let work = Work::new(&state.work, Deadline::of(deadline));
+    let p = field_params(&form, &ctx)?;
+    let work = Work::new(&state.work, ctx.deadline());
     let bounds = (p.start, p.end);
-    let fetched = logs::fetch(&state, &p.log, bounds, p.line_limit as usize, &work).await?;
+    let fetched = logs::fetch(&state, &ctx, &p.log, bounds, p.line_limit as usize, &work).await?;
     let limit = p.limit as usize;
+    let levels = ctx.discovery().log_levels;
     // Every line is parsed again: off the async workers.
     let found = cpu::run(work.deadline, fetched_bytes(&fetched), move |_| {
         let mut fetched = fetched;
-        add_detected_level(&mut fetched.streams);
+        if levels {
+            add_detected_level(&mut fetched.streams);
+        }
         Ok::<_, ApiError>(fields::detect(&fetched.streams, limit))
     })
     .await?;
@@ -230,17 +238,20 @@ pub async fn detected_fields(
 pub async fn detected_field_values(
     State(state): State<AppState>,
     Path(name): Path<String>,
-    deadline: Option<Extension<Deadline>>,
+    Extension(ctx): Extension<RequestContext>,
     form: Form,
 ) -> Result<Response, ApiError> {
-    let p = field_params(&form)?;
-    let work = Work::new(&state.work, Deadline::of(deadline));
+    let p = field_params(&form, &ctx)?;
+    let work = Work::new(&state.work, ctx.deadline());
     let bounds = (p.start, p.end);
-    let fetched = logs::fetch(&state, &p.log, bounds, p.line_limit as usize, &work).await?;
+    let fetched = logs::fetch(&state, &ctx, &p.log, bounds, p.line_limit as usize, &work).await?;
     let limit = p.limit as usize;
+    let levels = ctx.discovery().log_levels;
     let values = cpu::run(work.deadline, fetched_bytes(&fetched), move |_| {
         let mut fetched = fetched;
-        add_detected_level(&mut fetched.streams);
+        if levels {
+            add_detected_level(&mut fetched.streams);
+        }
         Ok::<_, ApiError>(fields::values(&fetched.streams, &name, limit))
     })
     .await?;
@@ -262,7 +273,7 @@ fn fetched_bytes(f: &logs::Fetched) -> usize {
 }
 
 /// Gives every entry the `detected_level` structured metadata Loki's
-/// distributor stores (`discover_log_levels`, on by default), when it was not
+/// distributor stores (`discover_log_levels`, on by default) when it was not
 /// pushed: Loki lists it among the detected fields (`parsers: null`) and
 /// answers its values, so lokivl does too.
 fn add_detected_level(streams: &mut [logs::Stream]) {

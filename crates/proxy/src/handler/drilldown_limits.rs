@@ -6,12 +6,15 @@
 
 use std::time::Duration;
 
+use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
+use logsql_ast::Discovery;
 
 use super::json_response;
 use super::status::LOKI_VERSION;
-use crate::drilldown::discovery::{LEVEL_FIELDS, SERVICE_NAME_LABELS};
+use crate::context::RequestContext;
+use crate::drilldown::discovery::LEVEL_FIELDS;
 use crate::params::{QueryLimits, duration::format_prometheus};
 
 /// Loki's default `volume_max_series`, enforced by `index/volume`.
@@ -46,13 +49,14 @@ const OTLP_INDEX_LABELS: &[&str] = &[
     "k8s.job.name",
 ];
 
-/// The answer body, with the per-query limits `q` this router enforces.
-pub fn body(c: LimitsConfig, q: QueryLimits) -> serde_json::Value {
+/// The answer body, with the per-query limits `q` and the discovery
+/// settings `d` this router applies (Drilldown reads them to decide what to show).
+pub fn body(c: LimitsConfig, q: QueryLimits, d: &Discovery) -> serde_json::Value {
     let timeout = i64::try_from(c.query_timeout.as_nanos()).unwrap_or(i64::MAX);
     serde_json::json!({
         "limits": {
-            "discover_log_levels": true,
-            "discover_service_name": SERVICE_NAME_LABELS,
+            "discover_log_levels": d.log_levels,
+            "discover_service_name": d.service_name_labels,
             "log_level_fields": LEVEL_FIELDS,
             "max_entries_limit_per_query": q.max_entries_limit,
             "max_line_size_truncate": false,
@@ -76,10 +80,13 @@ pub fn body(c: LimitsConfig, q: QueryLimits) -> serde_json::Value {
     })
 }
 
-/// `GET /loki/api/v1/drilldown-limits`: reports the limits of the request's scope
-/// ([`crate::params::limits::layer`]), so the values are the configured ones.
-pub async fn drilldown_limits(State(c): State<LimitsConfig>) -> Response {
-    let mut out = serde_json::to_vec(&body(c, QueryLimits::current())).unwrap_or_default();
+/// `GET /loki/api/v1/drilldown-limits`: reports the limits and discovery
+/// settings of the request's context, so the values are the configured ones.
+pub async fn drilldown_limits(
+    State(c): State<LimitsConfig>,
+    Extension(ctx): Extension<RequestContext>,
+) -> Response {
+    let mut out = serde_json::to_vec(&body(c, ctx.limits(), ctx.discovery())).unwrap_or_default();
     out.push(b'\n');
     json_response(out)
 }
@@ -95,6 +102,7 @@ mod tests {
                 query_timeout: Duration::from_secs(90),
             },
             QueryLimits::default(),
+            &crate::drilldown::discovery::flags::loki_defaults(),
         );
         assert_eq!(b["limits"]["query_timeout"], "1m30s");
         assert_eq!(b["limits"]["max_query_length"], "30d1h");
@@ -113,8 +121,11 @@ mod tests {
                 query_timeout: Duration::from_secs(90),
             },
             q,
+            &Discovery::default(),
         );
         assert_eq!(b["limits"]["max_query_length"], "0s");
+        assert_eq!(b["limits"]["discover_log_levels"], false);
+        assert_eq!(b["limits"]["discover_service_name"], serde_json::json!([]));
         assert_eq!(b["limits"]["max_entries_limit_per_query"], 20);
         assert_eq!(b["limits"]["max_query_series"], 7);
     }

@@ -3,7 +3,7 @@
 //! No `limit` is sent to VictoriaLogs: with a limit it returns an arbitrary
 //! subset, and Loki's answers are complete for the range.
 //!
-//! With label discovery on ([`crate::drilldown::discovery::flags::current`])
+//! With label discovery on (the request context's [`logsql_ast::Discovery`])
 //! these answers show `service_name` as Loki does, where it is a stream label
 //! stored at ingest: listed by `labels` whenever a stream is in range, its
 //! values derived per stream from the stored labels, added to every `series`
@@ -14,6 +14,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
+use axum::Extension;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use bytes::BytesMut;
@@ -22,7 +23,8 @@ use logql_parser::Expr;
 
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
-use crate::drilldown::discovery::{SERVICE_NAME, flags};
+use crate::context::RequestContext;
+use crate::drilldown::discovery::SERVICE_NAME;
 use crate::error::ApiError;
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::params::{self, Bounds, Form, timestamp::now_ns};
@@ -48,12 +50,24 @@ struct Hit<'a> {
 ///
 /// # Errors
 /// [`ApiError`] for bad parameters or selectors and backend failures.
-pub async fn labels(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
-    let discovery = flags::current();
+pub async fn labels(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<RequestContext>,
+    form: Form,
+) -> Result<Response, ApiError> {
+    let discovery = ctx.discovery();
     let bounds = metadata_bounds(&form)?;
-    let query = selector_query(form.get("query"), &discovery)?;
+    let query = selector_query(form.get("query"), discovery)?;
     reject_reversed(&form)?;
-    let names = fetch_values(&state, Endpoint::StreamFieldNames, &query, bounds, None).await?;
+    let names = fetch_values(
+        &state,
+        &ctx,
+        Endpoint::StreamFieldNames,
+        &query,
+        bounds,
+        None,
+    )
+    .await?;
     // VictoriaLogs keeps OTel's dotted names; Loki (and LogQL) only know `k8s_pod_name`.
     let mut names: BTreeSet<String> = names
         .iter()
@@ -74,20 +88,29 @@ pub async fn labels(State(state): State<AppState>, form: Form) -> Result<Respons
 pub async fn label_values(
     State(state): State<AppState>,
     Path(name): Path<String>,
+    Extension(ctx): Extension<RequestContext>,
     form: Form,
 ) -> Result<Response, ApiError> {
-    let discovery = flags::current();
+    let discovery = ctx.discovery();
     let bounds = metadata_bounds(&form)?;
-    let query = selector_query(form.get("query"), &discovery)?;
+    let query = selector_query(form.get("query"), discovery)?;
     reject_reversed(&form)?;
     if name == SERVICE_NAME && discovery.service_name() {
         return Ok(string_list(
-            derived_service_names(&state, &query, bounds, &discovery).await?,
+            derived_service_names(&state, &ctx, &query, bounds).await?,
         ));
     }
     // `name` is a Loki name; the stream fields it stands for may be dotted
     // (`k8s_pod_name` ← `k8s.pod.name`), so look the fields up first.
-    let names = fetch_values(&state, Endpoint::StreamFieldNames, &query, bounds, None).await?;
+    let names = fetch_values(
+        &state,
+        &ctx,
+        Endpoint::StreamFieldNames,
+        &query,
+        bounds,
+        None,
+    )
+    .await?;
     let mut fields: Vec<&str> = names
         .iter()
         .map(String::as_str)
@@ -100,6 +123,7 @@ pub async fn label_values(
     for field in fields {
         let mut found = fetch_values(
             &state,
+            &ctx,
             Endpoint::StreamFieldValues,
             &query,
             bounds,
@@ -115,15 +139,19 @@ pub async fn label_values(
 ///
 /// # Errors
 /// [`ApiError`] for bad parameters or selectors and backend failures.
-pub async fn series(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
-    let discovery = flags::current();
+pub async fn series(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<RequestContext>,
+    form: Form,
+) -> Result<Response, ApiError> {
+    let discovery = ctx.discovery();
     let bounds = metadata_bounds(&form)?;
-    let query = series_query(&form, &discovery)?;
+    let query = series_query(&form, discovery, ctx.limits().max_series_matchers)?;
     reject_reversed(&form)?;
     let mut all: BTreeSet<Vec<(String, String)>> = BTreeSet::new();
-    let body = call(&state, Endpoint::Streams, &query, bounds, None).await?;
+    let body = call(&state, &ctx, Endpoint::Streams, &query, bounds, None).await?;
     for stream in parse_values(&body)? {
-        all.insert(stream_labels(&stream, &discovery)?);
+        all.insert(stream_labels(&stream, discovery)?);
     }
     let data: Vec<BTreeMap<String, String>> = all
         .into_iter()
@@ -165,17 +193,20 @@ fn metadata_bounds(form: &Form) -> Result<Bounds, ApiError> {
 /// Several groups become one query, `(g1) or (g2) …`: a stream is listed when
 /// one of its entries in the range matches, and an entry matches the `or`
 /// exactly when it matches one group, so the one call lists the union of the
-/// streams the groups list one by one. At most `--max-series-matchers`
-/// distinct groups.
+/// streams the groups list one by one. At most `max` (`--max-series-matchers`;
+/// 0 = unlimited) distinct groups.
 ///
 /// # Errors
 /// [`ApiError::BadRequest`] past the limit or for a group that is not a selector.
-fn series_query(form: &Form, discovery: &logsql_ast::Discovery) -> Result<String, ApiError> {
+fn series_query(
+    form: &Form,
+    discovery: &logsql_ast::Discovery,
+    max: usize,
+) -> Result<String, ApiError> {
     let groups: BTreeSet<&str> = form.all("match[]").chain(form.all("match")).collect();
     if groups.is_empty() || (groups.len() == 1 && groups.iter().all(|g| is_empty_selector(g))) {
         return Ok("*".to_owned());
     }
-    let max = params::QueryLimits::current().max_series_matchers;
     if max > 0 && groups.len() > max {
         return Err(ApiError::BadRequest(format!(
             "max series matchers per query exceeded, matchers > max_series_matchers ({} > {max})",
@@ -228,13 +259,13 @@ fn stream_labels(
 /// tell which candidate label comes first in a given stream.
 async fn derived_service_names(
     state: &AppState,
+    ctx: &RequestContext,
     query: &str,
     b: Bounds,
-    discovery: &logsql_ast::Discovery,
 ) -> Result<BTreeSet<String>, ApiError> {
     let mut values = BTreeSet::new();
-    for stream in fetch_values(state, Endpoint::Streams, query, b, None).await? {
-        let set = stream_labels(&stream, discovery)?;
+    for stream in fetch_values(state, ctx, Endpoint::Streams, query, b, None).await? {
+        let set = stream_labels(&stream, ctx.discovery())?;
         if let Some((_, v)) = set.into_iter().find(|(k, _)| k == SERVICE_NAME) {
             values.insert(v);
         }
@@ -255,7 +286,7 @@ fn selector_query(raw: &str, discovery: &logsql_ast::Discovery) -> Result<String
     }
     match logql_parser::parse(raw)? {
         Expr::Log(log) if log.pipeline.is_empty() => {
-            logsql_ast::lower_selector_with(&log.selector, discovery)
+            logsql_ast::lower_selector(&log.selector, discovery)
                 .map(|q| q.to_string())
                 .map_err(|e| ApiError::Unsupported(e.to_string()))
         }
@@ -265,6 +296,7 @@ fn selector_query(raw: &str, discovery: &logsql_ast::Discovery) -> Result<String
 
 async fn call(
     state: &AppState,
+    ctx: &RequestContext,
     endpoint: Endpoint,
     query: &str,
     b: Bounds,
@@ -280,11 +312,12 @@ async fn call(
     if let Some(field) = field {
         form.push(("field", field));
     }
-    Ok(state.backend.post_form(endpoint, &form).await?)
+    Ok(state.backend.post_form(ctx, endpoint, &form).await?)
 }
 
 async fn fetch_values(
     state: &AppState,
+    ctx: &RequestContext,
     endpoint: Endpoint,
     query: &str,
     b: Bounds,
@@ -294,7 +327,7 @@ async fn fetch_values(
         // Loki answers an inverted range with no data rather than an error.
         return Ok(BTreeSet::new());
     }
-    let body = call(state, endpoint, query, b, field).await?;
+    let body = call(state, ctx, endpoint, query, b, field).await?;
     parse_values(&body)
 }
 
@@ -336,10 +369,10 @@ mod tests {
     fn series_match_all() {
         let off = logsql_ast::Discovery::default();
         let f = Form::from_pairs([("match[]", "{}")]);
-        assert_eq!(series_query(&f, &off).unwrap(), "*");
-        assert_eq!(series_query(&Form::default(), &off).unwrap(), "*");
+        assert_eq!(series_query(&f, &off, 100).unwrap(), "*");
+        assert_eq!(series_query(&Form::default(), &off, 100).unwrap(), "*");
         let f = Form::from_pairs([("match", "{ }"), ("match[]", "{ }")]);
-        assert_eq!(series_query(&f, &off).unwrap(), "*");
+        assert_eq!(series_query(&f, &off, 100).unwrap(), "*");
     }
 
     #[test]
@@ -351,7 +384,7 @@ mod tests {
             ("match", r#"{b="2"}"#),
         ]);
         assert_eq!(
-            series_query(&f, &off).unwrap(),
+            series_query(&f, &off, 100).unwrap(),
             r#"({a="1", c=~"x|y"}) or ({b="2"})"#
         );
     }
@@ -372,7 +405,7 @@ mod tests {
         );
         let f = Form::from_pairs([("match[]", sel)]);
         assert_eq!(
-            series_query(&f, &app_then_job()).unwrap(),
+            series_query(&f, &app_then_job(), 100).unwrap(),
             concat!(
                 r#"{env="p", service_name="api" or env="p", service_name="", app="api" "#,
                 r#"or env="p", service_name="", app="", job="api"}"#

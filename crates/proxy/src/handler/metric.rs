@@ -17,17 +17,16 @@
 //! as [`crate::work::cpu`] jobs, off the async workers.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use axum::response::Response;
-use http::HeaderMap;
 use logql_parser::{MatchOp, MetricExpr, RangeOp};
 use logsql_ast::{MetricPipe, RangePlan, bucket_start};
 
 use super::bucketed::{self, Bucketed};
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
+use crate::context::RequestContext;
 use crate::encode::stats::Summary;
 use crate::error::ApiError;
 use crate::labels::sanitize_label_name;
@@ -41,7 +40,7 @@ use crate::window::WindowContext;
 use crate::window::metric::MetricWindowQuery;
 use crate::work::{RowBudget, Work, cpu};
 
-/// Loki's default `max_query_series`; see [`set_max_query_series`].
+/// Loki's default `max_query_series` (the request's is [`RequestContext::limits`]).
 pub const DEFAULT_MAX_QUERY_SERIES: usize = 500;
 /// Raw samples read at most per request for quantile/first/last/rate_counter
 /// (the default of [`crate::work::WorkLimits::max_raw_samples`]).
@@ -51,13 +50,6 @@ pub const MAX_BUCKETS: i64 = 200_000;
 /// Entries read at most per request when the pipeline runs in the proxy
 /// (the default of [`crate::work::WorkLimits::max_rows`]).
 pub const MAX_ROWS: u64 = crate::work::budget::DEFAULT_MAX_ROWS as u64;
-
-static MAX_QUERY_SERIES: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_QUERY_SERIES);
-
-/// Sets the series limit of metric answers (`--max-query-series`); 0 disables it.
-pub fn set_max_query_series(n: usize) {
-    MAX_QUERY_SERIES.store(n, Ordering::Relaxed);
-}
 
 impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
@@ -81,10 +73,11 @@ impl From<EngineError> for ApiError {
 /// [`ApiError`] for unsupported pipelines, engine errors and backend failures.
 pub async fn range(
     state: &AppState,
+    ctx: &RequestContext,
     expr: &MetricExpr,
     bounds: (i64, i64),
     step: i64,
-    windows: Option<(&WindowContext, &HeaderMap)>,
+    windows: Option<&WindowContext>,
     work: &Work,
 ) -> Result<Response, ApiError> {
     let began = Instant::now();
@@ -101,37 +94,37 @@ pub async fn range(
     let grid = Grid::range(start, end, step);
     // Without a cache nothing is reused, and whole closed windows would only
     // add work: the range runs unsplit.
-    let cached = windows.filter(|(ctx, _)| ctx.cache.is_some());
-    let window = cached.map_or(0, |(ctx, _)| ctx.settings.interval_ns());
+    let cached = windows.filter(|w| w.cache.is_some());
+    let window = cached.map_or(0, |w| w.settings.interval_ns());
     domain::check(&grid, window, &plan::collect(expr))?;
-    let split = cached.and_then(|(ctx, headers)| {
+    let split = cached.and_then(|ctx| {
         let closed_before = crate::params::timestamp::now_ns()
             .saturating_sub(i64::try_from(ctx.cache_settings.freshness.as_nanos()).unwrap_or(0))
             .saturating_sub(lookahead(expr));
         crate::window::metric_split::metric_windows(grid, ctx.settings.interval_ns(), closed_before)
-            .map(|w| (ctx, headers, w))
+            .map(|w| (ctx, w))
     });
     let m = match split {
-        None => Box::pin(matrix(state, expr, &grid, work)).await?,
-        Some((ctx, headers, w)) => {
+        None => Box::pin(matrix(state, ctx, expr, &grid, work)).await?,
+        Some((wctx, w)) => {
             let q = MetricWindowQuery {
                 query: expr.to_string(),
-                credentials: crate::response_cache::credentials(headers),
-                tenant: crate::tenant::current(),
+                request: ctx.clone(),
             };
             let (state, expr, work) = (state.clone(), Arc::new(expr.clone()), work.clone());
-            crate::window::metric::run(ctx, &q, grid, w, move |g: Grid| {
+            crate::window::metric::run(wctx, &q, grid, w, move |ctx: RequestContext, g: Grid| {
                 let (state, expr, work) = (state.clone(), Arc::clone(&expr), work.clone());
                 // Boxed: the window task stays small (debug builds copy
                 // large futures through every poll frame).
-                async move { Box::pin(matrix(&state, &expr, &g, &work)).await }
+                async move { Box::pin(matrix(&state, &ctx, &expr, &g, &work)).await }
             })
             .await?
         }
     };
+    let max_series = ctx.limits().max_query_series;
     let out = cpu::run(work.deadline, points(&m) * 32, move |_| {
         let mut m = m;
-        check_series(&m)?;
+        check_series(&m, max_series)?;
         eval::sort(&mut m, Order::Labels);
         let summary = summary(began);
         let mut out = Vec::with_capacity(256 + m.len() * 64);
@@ -150,11 +143,12 @@ fn points(m: &Matrix) -> usize {
 /// The series of `expr` over `grid` (a scalar becomes one label-less series).
 async fn matrix(
     state: &AppState,
+    ctx: &RequestContext,
     expr: &MetricExpr,
     grid: &Grid,
     work: &Work,
 ) -> Result<Matrix, ApiError> {
-    Ok(match run(state, expr, grid, work).await? {
+    Ok(match run(state, ctx, expr, grid, work).await? {
         Value::Vector(m) => m,
         Value::Scalar(v) => eval_scalar_series(v, grid),
     })
@@ -177,6 +171,7 @@ pub(crate) fn lookahead(expr: &MetricExpr) -> i64 {
 /// [`ApiError`] for unsupported pipelines, engine errors and backend failures.
 pub async fn instant(
     state: &AppState,
+    ctx: &RequestContext,
     expr: &MetricExpr,
     time: i64,
     work: &Work,
@@ -185,13 +180,13 @@ pub async fn instant(
     let expr = &*optimize::as_loki_runs(expr);
     let grid = Grid::instant(time);
     domain::check(&grid, 0, &plan::collect(expr))?;
-    let value = run(state, expr, &grid, work).await?;
+    let value = run(state, ctx, expr, &grid, work).await?;
     let summary = summary(began);
     let mut out = Vec::with_capacity(256);
     match value {
         Value::Scalar(v) => json::write_scalar(&mut out, time, v, &summary),
         Value::Vector(mut m) => {
-            check_series(&m)?;
+            check_series(&m, ctx.limits().max_query_series)?;
             eval::sort(&mut m, eval::order_of(expr));
             json::write_vector(&mut out, &m, &grid, &summary);
         }
@@ -215,8 +210,8 @@ fn eval_scalar_series(v: f64, grid: &Grid) -> Matrix {
     }]
 }
 
-fn check_series(m: &Matrix) -> Result<(), ApiError> {
-    let max = MAX_QUERY_SERIES.load(Ordering::Relaxed);
+/// Loki's `max_query_series` (`max`, 0 = unlimited) on an answer.
+fn check_series(m: &Matrix, max: usize) -> Result<(), ApiError> {
     if max > 0 && m.len() > max {
         return Err(EngineError::TooManySeries(max).into());
     }
@@ -225,13 +220,14 @@ fn check_series(m: &Matrix) -> Result<(), ApiError> {
 
 async fn run(
     state: &AppState,
+    ctx: &RequestContext,
     expr: &MetricExpr,
     grid: &Grid,
     work: &Work,
 ) -> Result<Value, ApiError> {
     let mut inputs = Vec::new();
     for input in plan::collect(expr) {
-        inputs.push(Box::pin(fetch(state, &input, grid, work)).await?);
+        inputs.push(Box::pin(fetch(state, ctx, &input, grid, work)).await?);
     }
     let size = inputs.iter().map(points).sum::<usize>() * 16;
     let (expr, grid) = (expr.clone(), *grid);
@@ -282,6 +278,7 @@ fn rows_limit(budget: &RowBudget) -> u64 {
 /// Fetches and windows one range aggregation.
 async fn fetch(
     state: &AppState,
+    ctx: &RequestContext,
     input: &RangeInput<'_>,
     grid: &Grid,
     work: &Work,
@@ -292,9 +289,9 @@ async fn fetch(
     if range <= 0 {
         return Err(ApiError::BadRequest("range must be positive".into()));
     }
-    let discovery = crate::drilldown::discovery::flags::current();
-    let derived = Derived::of(&input.need, &discovery);
-    let lowered = RangePlan::lower(r, &discovery);
+    let discovery = ctx.discovery();
+    let derived = Derived::of(&input.need, discovery);
+    let lowered = RangePlan::lower(r, discovery);
     if let (Ok(plan), Need::Only(keep)) = (&lowered, &input.need)
         && derived.level
         && plan.unwrap.is_none()
@@ -304,17 +301,17 @@ async fn fetch(
         let level = Leveled {
             plan,
             keep,
-            discovery: &discovery,
+            discovery,
             derived,
         };
-        return fetch_levels(state, input, grid, &level, work).await;
+        return fetch_levels(state, ctx, input, grid, &level, work).await;
     }
     let plan = match lowered {
         // `detected_level` is per entry, and raw values are not grouped by
         // stream: counted from rows, which synthesize the labels.
         Ok(plan) if !(derived.level || derived.service_name && plan.needs_raw()) => plan,
         // Stages VictoriaLogs cannot count exactly: the proxy runs them.
-        _ => return fetch_rows(state, input, grid, &discovery, work).await,
+        _ => return fetch_rows(state, ctx, input, grid, work).await,
     };
     let spec = WindowSpec {
         op: r.op,
@@ -329,7 +326,7 @@ async fn fetch(
     let vl_end = grid.last() - offset;
     let by = match &input.need {
         Need::Only(labels) => labels.clone(),
-        Need::All => discover(state, &plan, vl_start, vl_end).await?,
+        Need::All => discover(state, ctx, &plan, vl_start, vl_end).await?,
     };
     // Loki drops the unwrapped label from the sample's labels.
     let by: Vec<String> = match &r.range.unwrap {
@@ -352,7 +349,7 @@ async fn fetch(
         // Every window of the request reads from one budget of samples.
         let budget = work.budgets.raw_samples.clone();
         let q = plan.raw_query(&by, rows_limit(&budget));
-        let mut body = post(state, &q, vl_start, vl_end).await?;
+        let mut body = post(state, ctx, &q, vl_start, vl_end).await?;
         let (op, param) = (r.op, r.param.unwrap_or(0.0));
         return cpu::run(work.deadline, body.len(), move |_| {
             if !budget.spend(count_lines(&body)) {
@@ -378,13 +375,13 @@ async fn fetch(
     // series, far fewer than the entries they count); the evaluation over
     // the grid runs off the async workers.
     let series = if derived.service_name {
-        let series = bucketed::fetch(state, &b, query, |body, g| {
+        let series = bucketed::fetch(state, ctx, &b, query, |body, g| {
             buckets::decode_by_stream(body, g)
         })
         .await?;
-        discovered::with_service_name(series, &discovery, grouping.as_ref())?
+        discovered::with_service_name(series, discovery, grouping.as_ref())?
     } else {
-        bucketed::fetch(state, &b, query, |body, g| {
+        bucketed::fetch(state, ctx, &b, query, |body, g| {
             buckets::decode(body, g, grouping.as_ref())
         })
         .await?
@@ -418,6 +415,7 @@ struct Leveled<'a> {
 /// budget.
 async fn fetch_levels(
     state: &AppState,
+    ctx: &RequestContext,
     input: &RangeInput<'_>,
     grid: &Grid,
     level: &Leveled<'_>,
@@ -440,6 +438,7 @@ async fn fetch_levels(
     let by = discovered::level_grouping(level.keep);
     let (counted, unleveled): (Vec<_>, Vec<_>) = bucketed::fetch(
         state,
+        ctx,
         &b,
         |o| level.plan.stats_query(bucket, o, &by),
         |body, g| buckets::decode_by_stream(body, g),
@@ -452,7 +451,7 @@ async fn fetch_levels(
     // Only when there are such entries are their lines read (usually every
     // entry or none has a level field, so this saves a request).
     if any_unleveled {
-        series.extend(fetch_unleveled(state, input, grid, level, work).await?);
+        series.extend(fetch_unleveled(state, ctx, input, grid, level, work).await?);
     }
     let spec = WindowSpec {
         op: r.op,
@@ -483,6 +482,7 @@ async fn fetch_levels(
 /// as series of [`fetch_levels`].
 async fn fetch_unleveled(
     state: &AppState,
+    ctx: &RequestContext,
     input: &RangeInput<'_>,
     grid: &Grid,
     level: &Leveled<'_>,
@@ -504,7 +504,7 @@ async fn fetch_unleveled(
         MetricPipe::Fields(discovered::row_fields(level.keep)),
         logsql_ast::Pipe::Limit(rows_limit(&budget))
     );
-    let mut body = post(state, &q, vl_start, vl_end).await?;
+    let mut body = post(state, ctx, &q, vl_start, vl_end).await?;
     let (op, grid) = (r.op, *grid);
     let (discovery, keep) = (level.discovery.clone(), level.keep.to_vec());
     cpu::run(work.deadline, body.len(), move |stop| {
@@ -540,15 +540,16 @@ fn check_rows(body: &[u8], budget: &RowBudget) -> Result<(), ApiError> {
 /// samples, window them.
 async fn fetch_rows(
     state: &AppState,
+    ctx: &RequestContext,
     input: &RangeInput<'_>,
     grid: &Grid,
-    discovery: &logsql_ast::Discovery,
     work: &Work,
 ) -> Result<Matrix, ApiError> {
+    let discovery = ctx.discovery();
     let r = input.agg;
     let range = r.range.interval.as_nanos();
     let offset = r.range.offset.map_or(0, |d| d.as_nanos());
-    let plan = logsql_ast::lower_log_with(&r.range.log, discovery)
+    let plan = logsql_ast::lower_log(&r.range.log, discovery)
         .map_err(|e| ApiError::Unsupported(e.to_string()))?;
     let mut q = plan.query.to_string();
     // Nothing runs in the proxy but the synthesized labels: read only the
@@ -567,7 +568,7 @@ async fn fetch_rows(
     q.push_str(&logsql_ast::Pipe::Limit(rows_limit(&budget)).to_string());
     let vl_start = grid.start - offset - range + 1;
     let vl_end = grid.last() - offset;
-    let mut body = post(state, &q, vl_start, vl_end).await?;
+    let mut body = post(state, ctx, &q, vl_start, vl_end).await?;
     // The job owns what it reads: the aggregation, the stages, the labels.
     let (agg, need, discovery, grid) = (r.clone(), input.need.clone(), discovery.clone(), *grid);
     let stages = plan.proxy_stages;
@@ -640,6 +641,7 @@ fn absent_labels(r: &logql_parser::RangeAggregation) -> crate::metric::Labels {
 
 async fn post(
     state: &AppState,
+    ctx: &RequestContext,
     query: &str,
     start: i64,
     end: i64,
@@ -650,13 +652,14 @@ async fn post(
         ("start", start.as_str()),
         ("end", end.as_str()),
     ];
-    Ok(state.backend.post_form(Endpoint::Query, &form).await?)
+    Ok(state.backend.post_form(ctx, Endpoint::Query, &form).await?)
 }
 
 /// The fields to group by when every label is needed: every field of the
 /// selected entries except VictoriaLogs' own and the proxy's scratch fields.
 async fn discover(
     state: &AppState,
+    ctx: &RequestContext,
     plan: &RangePlan,
     start: i64,
     end: i64,
@@ -668,7 +671,10 @@ async fn discover(
         ("start", s.as_str()),
         ("end", e.as_str()),
     ];
-    let body = state.backend.post_form(Endpoint::FieldNames, &form).await?;
+    let body = state
+        .backend
+        .post_form(ctx, Endpoint::FieldNames, &form)
+        .await?;
     field_names(&body)
 }
 

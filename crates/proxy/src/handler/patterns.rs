@@ -13,7 +13,10 @@ use axum::extract::State;
 use axum::response::Response;
 
 use super::{AppState, json_response};
+use logsql_ast::Discovery;
+
 use crate::backend::Endpoint;
+use crate::context::RequestContext;
 use crate::drilldown::discovery::detected_level;
 use crate::drilldown::drain::Drain;
 use crate::drilldown::streams::{Selection, derive_labels, select};
@@ -21,7 +24,7 @@ use crate::error::ApiError;
 use crate::labels::sanitize_label_name;
 use crate::ndjson::{Decoder, Rows};
 use crate::params::{self, Form, timestamp::now_ns};
-use crate::work::{Deadline, Stop, cpu};
+use crate::work::{Stop, cpu};
 
 /// Lines mined at most per request (the newest ones).
 pub const MAX_PATTERN_LINES: usize = 50_000;
@@ -32,11 +35,11 @@ pub const MAX_PATTERN_LINES: usize = 50_000;
 /// Bad parameters or selectors (400), backend failures.
 pub async fn patterns(
     State(state): State<AppState>,
-    deadline: Option<Extension<Deadline>>,
+    Extension(ctx): Extension<RequestContext>,
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = params::range_params(&form, now_ns())?;
-    let sel = select(form.get("query"), false)?;
+    let sel = select(form.get("query"), false, ctx.discovery())?;
     let (start, end, step) = (p.bounds.start, p.bounds.end, p.step);
     let mut miners: BTreeMap<String, Drain> = BTreeMap::new();
     let mut read = 0usize;
@@ -52,11 +55,15 @@ pub async fn patterns(
             ("end", e.as_str()),
             ("limit", n.as_str()),
         ];
-        let body = state.backend.post_form(Endpoint::Query, &form).await?;
+        let body = state
+            .backend
+            .post_form(&ctx, Endpoint::Query, &form)
+            .await?;
         // Mining up to 50,000 lines is CPU work: off the async workers, and
         // it stops at the request's deadline.
-        (miners, read) = cpu::run(Deadline::of(deadline), body.len(), move |stop| {
-            mine(body, &sel, step, stop)
+        let discovery = ctx.discovery().clone();
+        (miners, read) = cpu::run(ctx.deadline(), body.len(), move |stop| {
+            mine(body, &sel, &discovery, step, stop)
         })
         .await?;
     }
@@ -94,6 +101,7 @@ pub async fn patterns(
 fn mine(
     mut body: bytes::BytesMut,
     sel: &Selection,
+    discovery: &Discovery,
     step: i64,
     stop: &Stop,
 ) -> Result<(BTreeMap<String, Drain>, usize), ApiError> {
@@ -111,7 +119,7 @@ fn mine(
     for (seen, i) in order.into_iter().enumerate() {
         stop.every(seen)?;
         let row = &rows.rows[i];
-        let labels = derive_labels(row.stream)?;
+        let labels = derive_labels(row.stream, discovery)?;
         if !sel.keeps(&labels) {
             continue;
         }

@@ -9,13 +9,14 @@ use logsql_ast::{LogPlan, Pipe};
 
 use super::{AppState, json_response};
 use crate::backend::{Backend, Endpoint};
+use crate::context::RequestContext;
 use crate::direction::Direction;
 use crate::encode::streams::{StreamsOptions, encode_streams_discovered};
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
 use crate::pipeline::run::LogRange;
 use crate::window::{Window, WindowBody, WindowContext, WindowQuery};
-use crate::work::{Deadline, RowBudget, Work, cpu};
+use crate::work::{RowBudget, Work, cpu};
 
 /// The header Grafana sends to ask for structured metadata and parsed labels apart.
 const ENCODING_FLAGS: &str = "x-loki-response-encoding-flags";
@@ -28,23 +29,21 @@ pub const INSTANT_LOG_QUERY: &str = "log queries are not supported as an instant
 /// [`ApiError`] for bad parameters or LogQL, unsupported queries and backend failures.
 pub async fn query_range(
     State(state): State<AppState>,
+    Extension(ctx): Extension<RequestContext>,
     windows: Option<Extension<WindowContext>>,
-    deadline: Option<Extension<Deadline>>,
-    headers: HeaderMap,
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = params::range_params(&form, now_ns())?;
     let expr = logql_parser::parse_query(&p.query)?;
     crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
-    params::check_query_length(p.bounds)?;
+    params::check_query_length(ctx.limits(), p.bounds)?;
     // One budget for the whole request, shared by all its windows.
-    let work = Work::new(&state.work, Deadline::of(deadline));
+    let work = Work::new(&state.work, ctx.deadline());
     match expr {
-        Expr::Log(log) => log_range(&state, &headers, windows.as_deref(), &p, &log, &work).await,
+        Expr::Log(log) => log_range(&state, &ctx, windows.as_deref(), &p, &log, &work).await,
         Expr::Metric(m) => {
-            let windows = windows.as_deref().map(|ctx| (ctx, &headers));
             let bounds = (p.bounds.start, p.bounds.end);
-            super::metric::range(&state, &m, bounds, p.step, windows, &work).await
+            super::metric::range(&state, &ctx, &m, bounds, p.step, windows.as_deref(), &work).await
         }
     }
 }
@@ -55,16 +54,16 @@ pub async fn query_range(
 /// [`ApiError`] for bad parameters or LogQL, log queries and unsupported metric queries.
 pub async fn query(
     State(state): State<AppState>,
-    deadline: Option<Extension<Deadline>>,
+    Extension(ctx): Extension<RequestContext>,
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = params::instant_params(&form, now_ns())?;
     let expr = logql_parser::parse_query(&p.query)?;
     crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
-    let work = Work::new(&state.work, Deadline::of(deadline));
+    let work = Work::new(&state.work, ctx.deadline());
     match expr {
         Expr::Log(_) => Err(ApiError::BadRequest(INSTANT_LOG_QUERY.to_owned())),
-        Expr::Metric(m) => super::metric::instant(&state, &m, p.time, &work).await,
+        Expr::Metric(m) => super::metric::instant(&state, &ctx, &m, p.time, &work).await,
     }
 }
 
@@ -81,13 +80,13 @@ pub(crate) fn wants_categorized(headers: &HeaderMap) -> bool {
 
 async fn log_range(
     state: &AppState,
-    headers: &HeaderMap,
+    ctx: &RequestContext,
     windows: Option<&WindowContext>,
     p: &RangeParams,
     log: &LogExpr,
     work: &Work,
 ) -> Result<Response, ApiError> {
-    params::check_max_entries(p.limit)?;
+    params::check_max_entries(ctx.limits(), p.limit)?;
     if p.interval > 0 {
         // Sampling one entry per interval is not implemented; answering without it would
         // return more entries than Loki, so say so instead.
@@ -95,10 +94,10 @@ async fn log_range(
             "the interval parameter is not supported by lokivl yet".to_owned(),
         ));
     }
-    let discovery = crate::drilldown::discovery::flags::current();
-    let plan = logsql_ast::lower_log_with(log, &discovery)
-        .map_err(|e| ApiError::Unsupported(e.to_string()))?;
-    let categorize = wants_categorized(headers);
+    let discovery = ctx.discovery();
+    let plan =
+        logsql_ast::lower_log(log, discovery).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let categorize = ctx.categorize_labels();
     let (start, end) = (p.bounds.start, p.bounds.end);
     if end <= start {
         // An empty [start, start) range: nothing to ask for.
@@ -109,18 +108,18 @@ async fn log_range(
             encode(
                 &mut empty,
                 &streams_options(p, &plan, categorize),
-                &discovery,
+                discovery,
             )?
         };
         return Ok(json_response(out));
     }
-    let split = windows.and_then(|ctx| {
-        crate::window::windows(start, end, ctx.settings.interval_ns(), p.direction)
-            .map(|w| (ctx, w))
+    let split = windows.and_then(|wctx| {
+        crate::window::windows(start, end, wctx.settings.interval_ns(), p.direction)
+            .map(|w| (wctx, w))
     });
-    let Some((ctx, windows)) = split else {
+    let Some((wctx, windows)) = split else {
         let w = Window { start, end };
-        let out = fetch_range(&state.backend, &plan, p, categorize, w, work).await?;
+        let out = fetch_range(&state.backend, ctx, &plan, p, w, work).await?;
         return Ok(json_response(out.body));
     };
     // Each window is the same query over a slice of the range, answered by the
@@ -130,18 +129,24 @@ async fn log_range(
         limit: p.limit as usize,
         direction: p.direction,
         categorize,
-        credentials: crate::response_cache::credentials(headers),
-        tenant: crate::tenant::current(),
+        request: ctx.clone(),
     };
     let backend = state.backend.clone();
     let plan = std::sync::Arc::new(plan);
     let p = std::sync::Arc::new(p.clone());
-    let work = work.clone();
-    let out = crate::window::run(ctx, &q, windows, move |w: Window| {
-        let (backend, plan, p, work) = (backend.clone(), plan.clone(), p.clone(), work.clone());
+    let (ctx, work) = (ctx.clone(), work.clone());
+    // Each window's fetch owns a copy of the request context.
+    let out = crate::window::run(wctx, &q, windows, move |w: Window| {
+        let (backend, ctx, plan, p, work) = (
+            backend.clone(),
+            ctx.clone(),
+            plan.clone(),
+            p.clone(),
+            work.clone(),
+        );
         // Boxed: the window task stays small (debug builds copy large
         // futures through every poll frame).
-        async move { Box::pin(fetch_range(&backend, &plan, &p, categorize, w, &work)).await }
+        async move { Box::pin(fetch_range(&backend, &ctx, &plan, &p, w, &work)).await }
     })
     .await?;
     Ok(json_response(out))
@@ -161,12 +166,13 @@ fn streams_options(p: &RangeParams, plan: &LogPlan, categorize: bool) -> Streams
 /// of it. Rows the proxy's pipeline reads come out of the request's budget.
 async fn fetch_range(
     backend: &Backend,
+    ctx: &RequestContext,
     plan: &LogPlan,
     p: &RangeParams,
-    categorize: bool,
     w: Window,
     work: &Work,
 ) -> Result<WindowBody, ApiError> {
+    let categorize = ctx.categorize_labels();
     let (start, end) = (w.start, w.end);
     if plan.has_proxy_stages() {
         let q = LogRange {
@@ -178,7 +184,7 @@ async fn fetch_range(
         };
         let budget: &RowBudget = &work.budgets.rows;
         let answer =
-            crate::pipeline::run::log_range_bounded(backend, plan, q, budget, work.deadline)
+            crate::pipeline::run::log_range_bounded(backend, ctx, plan, q, budget, work.deadline)
                 .await?;
         return Ok(WindowBody {
             body: answer.body,
@@ -204,7 +210,7 @@ async fn fetch_range(
     }
     let q = query.to_string();
     form.extend([("query", q.as_str()), ("start", &start), ("end", &end)]);
-    let mut body = backend.post_form(Endpoint::Query, &form).await?;
+    let mut body = backend.post_form(ctx, Endpoint::Query, &form).await?;
     let discovery = plan.discovery.clone();
     let body = cpu::run(work.deadline, body.len(), move |_| {
         encode(&mut body, &opts, &discovery)

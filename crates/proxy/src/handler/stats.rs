@@ -5,11 +5,13 @@
 //! chunks; lokivl reports one chunk per stream with data in the range (the
 //! least Loki could have), and documents it.
 
+use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
 
 use super::volume::stream_stats;
 use super::{AppState, json_response};
+use crate::context::RequestContext;
 use crate::drilldown::streams::select;
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
@@ -31,10 +33,14 @@ pub struct IndexStats {
 ///
 /// # Errors
 /// Bad parameters or selectors (400), backend failures.
-pub async fn index_stats(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
+pub async fn index_stats(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<RequestContext>,
+    form: Form,
+) -> Result<Response, ApiError> {
     let b = params::bounds(&form, now_ns())?;
-    let sel = select(form.get("query"), true)?;
-    let rows = stream_stats(&state, &sel, b.start, b.end, None, sel.needs_level()).await?;
+    let sel = select(form.get("query"), true, ctx.discovery())?;
+    let rows = stream_stats(&state, &ctx, &sel, b.start, b.end, None, sel.needs_level()).await?;
     let mut s = IndexStats::default();
     let mut seen = std::collections::BTreeSet::new();
     for r in &rows {

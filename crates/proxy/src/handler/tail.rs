@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
 use logql_parser::Expr;
 
+use crate::context::RequestContext;
 use crate::error::{ApiError, text_response};
 use crate::params::{self, Form, timestamp};
 use crate::tail::TailState;
@@ -20,7 +21,6 @@ use crate::tail::frame::Encoder;
 use crate::tail::pump::MAX_CLIENT_MESSAGE;
 use crate::tail::session::{self, Session};
 use crate::tail::slots::Caps;
-use crate::tenant::Tenant;
 
 /// Loki's `maxDelayForInTailing`, in seconds.
 const MAX_DELAY_FOR: i64 = 5;
@@ -30,7 +30,7 @@ const ENCODING_FLAGS: &str = "x-loki-response-encoding-flags";
 /// `GET /loki/api/v1/tail`.
 pub async fn tail(
     State(state): State<TailState>,
-    tenant: Option<Extension<Tenant>>,
+    Extension(ctx): Extension<RequestContext>,
     headers: HeaderMap,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
     form: Form,
@@ -41,10 +41,7 @@ pub async fn tail(
             "websocket origin not allowed; see --tail-allowed-origins".to_owned(),
         );
     }
-    let tenant = tenant
-        .map(|Extension(t)| t)
-        .unwrap_or_else(|| Tenant::from_headers(&headers));
-    let sess = match parse(&form, &headers, &tenant) {
+    let sess = match parse(&form, &headers, &ctx) {
         Ok(s) => s,
         Err(e) => return e.into_response(),
     };
@@ -59,20 +56,19 @@ pub async fn tail(
         per_tenant: state.settings.max_concurrent,
         total: state.settings.max_concurrent_total,
     };
-    let slot = state.slots.acquire(tenant.as_str(), caps);
-    ws.on_upgrade(move |socket| {
-        crate::tenant::scope(tenant, session::run(socket, state, slot, sess))
-    })
+    let slot = state.slots.acquire(ctx.tenant().as_str(), caps);
+    // The session owns the request context: the socket task needs nothing ambient.
+    ws.on_upgrade(move |socket| session::run(socket, state, slot, sess))
 }
 
 /// Loki's `ParseTailQuery`, plus lowering the query for VictoriaLogs.
-fn parse(form: &Form, headers: &HeaderMap, tenant: &Tenant) -> Result<Session, ApiError> {
+fn parse(form: &Form, headers: &HeaderMap, ctx: &RequestContext) -> Result<Session, ApiError> {
     let now = timestamp::now_ns();
     let query = form.get("query");
     let expr = logql_parser::parse_query(query)?;
     crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
     let limit = params::limit(form)?;
-    params::check_max_entries(limit)?;
+    params::check_max_entries(ctx.limits(), limit)?;
     let start = timestamp::parse_timestamp(form.get("start"), now - params::DEFAULT_SINCE_NS)
         .map_err(|e| {
             ApiError::BadRequest(
@@ -105,7 +101,7 @@ fn parse(form: &Form, headers: &HeaderMap, tenant: &Tenant) -> Result<Session, A
             "only log selector is supported".to_owned(),
         ));
     };
-    if tenant.is_multi() {
+    if ctx.tenant().is_multi() {
         return Err(ApiError::Unsupported(
             "tailing several tenants at once (X-Scope-OrgID a|b) is not supported by lokivl"
                 .to_owned(),
@@ -113,8 +109,7 @@ fn parse(form: &Form, headers: &HeaderMap, tenant: &Tenant) -> Result<Session, A
     }
     // As a log query: selectors and filters see the labels discovery
     // synthesizes, and the plan carries the settings to the encoders.
-    let discovery = crate::drilldown::discovery::flags::current();
-    let plan = logsql_ast::lower_log_with(&log, &discovery)
+    let plan = logsql_ast::lower_log(&log, ctx.discovery())
         .map_err(|e| ApiError::Unsupported(e.to_string()))?;
     let categorize = headers
         .get_all(ENCODING_FLAGS)
@@ -126,6 +121,7 @@ fn parse(form: &Form, headers: &HeaderMap, tenant: &Tenant) -> Result<Session, A
         .map_err(ApiError::BadRequest)?
         .bare_selector(log.pipeline.is_empty());
     Ok(Session {
+        ctx: ctx.clone(),
         plan,
         encoder,
         limit,

@@ -16,6 +16,7 @@ use http::StatusCode;
 use super::drilldown_limits::VOLUME_MAX_SERIES;
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
+use crate::context::RequestContext;
 use crate::drilldown::discovery::{DETECTED_LEVEL, LEVEL_FIELDS, UNKNOWN_LEVEL, normalize_level};
 use crate::drilldown::stats_rows::for_each_row;
 use crate::drilldown::streams::{Selection, derive_labels, select};
@@ -54,6 +55,7 @@ fn bad_gateway(message: String) -> ApiError {
 /// Backend failures and malformed answers.
 pub async fn stream_stats(
     state: &AppState,
+    ctx: &RequestContext,
     sel: &Selection,
     start: i64,
     end: i64,
@@ -83,7 +85,7 @@ pub async fn stream_stats(
         ("start", s.as_str()),
         ("end", e.as_str()),
     ];
-    let mut body = state.backend.post_form(Endpoint::Query, &form).await?;
+    let mut body = state.backend.post_form(ctx, Endpoint::Query, &form).await?;
     let mut out = Vec::new();
     // With a step, a stream has one row per bucket: derive its labels once
     // (without one, every row is another stream and a cache only costs).
@@ -97,10 +99,10 @@ pub async fn stream_stats(
                 s => s,
             };
             let mut labels = match (step, derived.get(stream)) {
-                (None, _) => derive_labels(stream)?,
+                (None, _) => derive_labels(stream, ctx.discovery())?,
                 (Some(_), Some(l)) => l.clone(),
                 (Some(_), None) => {
-                    let l = derive_labels(stream)?;
+                    let l = derive_labels(stream, ctx.discovery())?;
                     derived.insert(stream, l.clone());
                     l
                 }
@@ -158,7 +160,7 @@ struct VolumeParams {
     by_series: bool,
 }
 
-fn volume_params(form: &Form) -> Result<VolumeParams, ApiError> {
+fn volume_params(form: &Form, ctx: &RequestContext) -> Result<VolumeParams, ApiError> {
     let limit = match form.get("limit") {
         "" | "0" => DEFAULT_LIMIT,
         raw => {
@@ -188,7 +190,7 @@ fn volume_params(form: &Form) -> Result<VolumeParams, ApiError> {
         .filter(|t| !t.is_empty())
         .map(str::to_owned)
         .collect();
-    let sel = select(form.get("query"), false)?;
+    let sel = select(form.get("query"), false, ctx.discovery())?;
     Ok(VolumeParams {
         sel,
         start: b.start,
@@ -269,10 +271,11 @@ fn needs_level(p: &VolumeParams) -> bool {
 /// Bad parameters (400), too many series (400), backend failures.
 pub async fn volume(
     axum::extract::State(state): axum::extract::State<AppState>,
+    axum::Extension(ctx): axum::Extension<RequestContext>,
     form: Form,
 ) -> Result<Response, ApiError> {
-    let p = volume_params(&form)?;
-    let rows = stream_stats(&state, &p.sel, p.start, p.end, None, needs_level(&p)).await?;
+    let p = volume_params(&form, &ctx)?;
+    let rows = stream_stats(&state, &ctx, &p.sel, p.start, p.end, None, needs_level(&p)).await?;
     let grouped = group(&p, &rows).remove(&None).unwrap_or_default();
     let series: Vec<(String, Vec<(i64, u64)>)> = top(grouped, p.limit)?
         .into_iter()
@@ -287,12 +290,22 @@ pub async fn volume(
 /// Bad parameters (400), too many series (400), backend failures.
 pub async fn volume_range(
     axum::extract::State(state): axum::extract::State<AppState>,
+    axum::Extension(ctx): axum::Extension<RequestContext>,
     form: Form,
 ) -> Result<Response, ApiError> {
-    let p = volume_params(&form)?;
+    let p = volume_params(&form, &ctx)?;
     let rp = params::range_params(&form, now_ns())?;
     let step = rp.step;
-    let rows = stream_stats(&state, &p.sel, p.start, p.end, Some(step), needs_level(&p)).await?;
+    let rows = stream_stats(
+        &state,
+        &ctx,
+        &p.sel,
+        p.start,
+        p.end,
+        Some(step),
+        needs_level(&p),
+    )
+    .await?;
     let mut by_name: BTreeMap<String, Vec<(i64, u64)>> = BTreeMap::new();
     for (bucket, volumes) in group(&p, &rows) {
         let b = bucket.unwrap_or(p.start);
@@ -366,6 +379,13 @@ fn write(series: &[(String, Vec<(i64, u64)>)], by_series: bool) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    fn ctx() -> RequestContext {
+        RequestContext::for_tenant(
+            crate::tenant::VlTenant::default(),
+            crate::drilldown::discovery::flags::loki_defaults(),
+        )
+    }
+
     fn row(labels: &[(&str, &str)], bytes: u64) -> StreamStats {
         StreamStats {
             labels: labels
@@ -381,7 +401,7 @@ mod tests {
     fn params(q: &str) -> VolumeParams {
         let mut f = Form::default();
         f.extend_urlencoded(q.as_bytes());
-        volume_params(&f).unwrap()
+        volume_params(&f, &ctx()).unwrap()
     }
 
     #[test]
@@ -428,13 +448,13 @@ mod tests {
         let mut f = Form::default();
         f.extend_urlencoded(b"aggregateBy=x");
         assert_eq!(
-            volume_params(&f).unwrap_err().to_string(),
+            volume_params(&f, &ctx()).unwrap_err().to_string(),
             "invalid aggregation option"
         );
         let mut f = Form::default();
         f.extend_urlencoded(b"limit=-1");
         assert_eq!(
-            volume_params(&f).unwrap_err().to_string(),
+            volume_params(&f, &ctx()).unwrap_err().to_string(),
             "limit must be a positive value"
         );
     }

@@ -3,12 +3,10 @@
 //! `--max-series-matchers`.
 //!
 //! The values live in [`crate::config::Settings`] and reach the request path
-//! through a middleware ([`layer`]) that runs each request inside [`scope`]. Handlers keep calling [`super::check_max_entries`] and
-//! [`super::check_query_length`] without threading the settings through every
-//! signature, and two routers built with different settings in one process
-//! (tests, embedding) each see their own values, which a global would not give.
+//! in the request's [`crate::context::RequestContext`], so two routers built
+//! with different settings in one process (tests, embedding) each see their
+//! own values, and work spawned for a window or a tenant keeps them.
 
-use std::future::Future;
 use std::time::Duration;
 
 /// Loki's default `max_query_length` (721 h).
@@ -44,40 +42,9 @@ impl Default for QueryLimits {
     }
 }
 
-impl QueryLimits {
-    /// The limits of the request being served, or Loki's defaults outside a [`scope`].
-    pub fn current() -> Self {
-        CURRENT.try_with(|l| *l).unwrap_or_default()
-    }
-
-    /// Applies the settings that are still process-wide in the metric engine
-    /// (`max_query_series`); the binary calls this once at start-up.
-    pub fn install_process_wide(&self) {
-        crate::handler::metric::set_max_query_series(self.max_query_series);
-    }
-}
-
 /// `d` in nanoseconds, saturating (a limit of centuries means "no limit" anyway).
 pub fn duration_ns(d: Duration) -> i64 {
     i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
-}
-
-tokio::task_local! {
-    static CURRENT: QueryLimits;
-}
-
-/// Runs `fut` with `limits` as the [`QueryLimits::current`] values.
-pub async fn scope<F: Future>(limits: QueryLimits, fut: F) -> F::Output {
-    CURRENT.scope(limits, fut).await
-}
-
-/// Middleware: serves the request with `limits` as [`QueryLimits::current`].
-pub async fn layer(
-    axum::extract::State(limits): axum::extract::State<QueryLimits>,
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    scope(limits, next.run(req)).await
 }
 
 /// `--max-query-length`, `--max-entries-limit-per-query`, `--max-query-series`, `--max-series-matchers`.
@@ -113,22 +80,14 @@ impl QueryLimitFlags {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn scope_sets_current_and_defaults_apply_outside() {
-        assert_eq!(QueryLimits::current(), QueryLimits::default());
+    #[test]
+    fn defaults_are_lokis() {
         assert_eq!(
-            QueryLimits::current().max_query_length_ns,
+            QueryLimits::default().max_query_length_ns,
             721 * 3600 * 1_000_000_000
         );
-        let custom = QueryLimits {
-            max_query_length_ns: 5,
-            max_entries_limit: 7,
-            max_query_series: 9,
-            max_series_matchers: 11,
-        };
-        let seen = scope(custom, async { QueryLimits::current() }).await;
-        assert_eq!(seen, custom);
-        assert_eq!(QueryLimits::current(), QueryLimits::default());
+        assert_eq!(QueryLimits::default().max_entries_limit, 5000);
+        assert_eq!(QueryLimits::default().max_query_series, 500);
     }
 
     #[test]

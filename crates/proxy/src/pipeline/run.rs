@@ -20,6 +20,7 @@ use super::Pipeline;
 use super::discovered::{with_detected_level, with_service_name};
 use super::encode::{Entry, Processed, write_answer};
 use crate::backend::{Backend, Endpoint};
+use crate::context::RequestContext;
 use crate::direction::Direction;
 use crate::error::ApiError;
 use crate::labels::{parse_stream, sanitize_label_name};
@@ -274,22 +275,12 @@ async fn eval(
 /// An invalid pipeline (400), backend failures, malformed answers.
 pub async fn log_range(
     backend: &Backend,
+    ctx: &RequestContext,
     plan: &LogPlan,
-    start: i64,
-    end: i64,
-    limit: usize,
-    direction: Direction,
-    categorize: bool,
+    q: LogRange,
 ) -> Result<Vec<u8>, ApiError> {
-    let q = LogRange {
-        start,
-        end,
-        limit,
-        direction,
-        categorize,
-    };
     let budget = RowBudget::new(MAX_ROWS_READ);
-    log_range_bounded(backend, plan, q, &budget, Deadline::NONE)
+    log_range_bounded(backend, ctx, plan, q, &budget, Deadline::NONE)
         .await
         .map(|a| a.body)
 }
@@ -317,6 +308,7 @@ pub struct LogRange {
 /// As [`log_range`]; 504 past the deadline.
 pub async fn log_range_bounded(
     backend: &Backend,
+    ctx: &RequestContext,
     plan: &LogPlan,
     q: LogRange,
     budget: &RowBudget,
@@ -354,7 +346,7 @@ pub async fn log_range_bounded(
                 // VictoriaLogs' `limit` arg returns the newest N cheaply.
                 form.push(("limit", &n));
             }
-            Ok(backend.post_form(Endpoint::Query, &form).await?)
+            Ok(backend.post_form(ctx, Endpoint::Query, &form).await?)
         }
     })
     .await

@@ -273,7 +273,7 @@ mod tests {
         let logql_parser::Expr::Log(e) = logql_parser::parse(q).unwrap() else {
             panic!("not a log query")
         };
-        logsql_ast::lower_log(&e).unwrap()
+        logsql_ast::lower_log(&e, &logsql_ast::Discovery::default()).unwrap()
     }
 
     const ROWS: &str = concat!(
@@ -354,7 +354,7 @@ mod tests {
             service_name_labels: vec!["service".into(), "app".into()],
             log_levels: true,
         };
-        logsql_ast::lower_log_with(&e, &d).unwrap()
+        logsql_ast::lower_log(&e, &d).unwrap()
     }
 
     #[tokio::test]

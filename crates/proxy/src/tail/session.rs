@@ -26,6 +26,7 @@ use super::reader::{Event, QUEUE_LINES, Reader};
 use super::slots::Slot;
 use super::upstream::TailRequest;
 use crate::backend::{BackendError, Endpoint};
+use crate::context::RequestContext;
 use crate::direction::Direction;
 
 pub use super::pump::CLOSE_INTERNAL;
@@ -44,6 +45,8 @@ const START_OFFSET: Duration = Duration::from_secs(5);
 /// What one tail runs.
 #[derive(Debug)]
 pub struct Session {
+    /// The request's context: the tenant every VictoriaLogs call is for.
+    pub ctx: RequestContext,
     /// The lowered query.
     pub plan: LogPlan,
     /// Encodes batches into frame entries.
@@ -67,7 +70,6 @@ enum End {
 
 /// Runs a tail on `socket` until the client leaves, an error, or the max duration.
 ///
-/// Must run inside [`crate::tenant::scope`] so VictoriaLogs calls carry the tenant.
 pub async fn run(socket: WebSocket, state: TailState, slot: Result<Slot, String>, mut s: Session) {
     let write_timeout = state.settings.write_timeout;
     let (out, outbox) = mpsc::channel(OUTBOX);
@@ -135,7 +137,7 @@ async fn tail(state: &TailState, s: &mut Session, out: &mpsc::Sender<Message>) -
         offset: s.delay_for.max(Duration::from_millis(1)),
         refresh_interval: state.settings.refresh_interval,
     };
-    let body = match watch.guard(open(state, &req)).await {
+    let body = match watch.guard(open(state, &s.ctx, &req)).await {
         Ok(Ok(b)) => b,
         Ok(Err(e)) => return End::Close(e.to_string()),
         Err(end) => return end,
@@ -161,9 +163,13 @@ async fn tail(state: &TailState, s: &mut Session, out: &mpsc::Sender<Message>) -
 }
 
 /// Opens VictoriaLogs' tail through the backend's breaker and gate.
-async fn open(state: &TailState, req: &TailRequest) -> Result<Incoming, BackendError> {
+async fn open(
+    state: &TailState,
+    ctx: &RequestContext,
+    req: &TailRequest,
+) -> Result<Incoming, BackendError> {
     let admission = state.backend.admit_stream("tail").await?;
-    let body = state.upstream.open(req).await;
+    let body = state.upstream.open(ctx, req).await;
     admission.finish(body.as_ref().map(drop));
     body
 }
@@ -262,17 +268,16 @@ async fn history(state: &TailState, s: &mut Session, t0: i64) -> Result<Vec<Entr
     }
     let limit = s.limit as usize;
     if s.plan.has_proxy_stages() {
-        let answer = crate::pipeline::run::log_range(
-            &state.backend,
-            &s.plan,
-            s.start,
-            t0,
+        let q = crate::pipeline::run::LogRange {
+            start: s.start,
+            end: t0,
             limit,
-            Direction::Backward,
-            s.encoder.categorize(),
-        )
-        .await
-        .map_err(|e| e.to_string())?;
+            direction: Direction::Backward,
+            categorize: s.encoder.categorize(),
+        };
+        let answer = crate::pipeline::run::log_range(&state.backend, &s.ctx, &s.plan, q)
+            .await
+            .map_err(|e| e.to_string())?;
         return super::frame::flatten(&answer);
     }
     let (q, start, end, n) = (
@@ -289,7 +294,7 @@ async fn history(state: &TailState, s: &mut Session, t0: i64) -> Result<Vec<Entr
     ];
     let body = state
         .backend
-        .post_form(Endpoint::Query, &form)
+        .post_form(&s.ctx, Endpoint::Query, &form)
         .await
         .map_err(|e| e.to_string())?;
     let mut entries = s.encoder.entries(body, false).await?;

@@ -20,6 +20,7 @@ use hyper_util::rt::TokioExecutor;
 
 use crate::backend::{BackendError, BackendOptions};
 use crate::config::BackendUrl;
+use crate::context::RequestContext;
 
 /// Time allowed to connect and get the response head.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
@@ -74,12 +75,20 @@ impl Upstream {
         }
     }
 
-    /// Starts the tail for the current tenant ([`crate::tenant::scope`]) and returns the body.
+    /// Starts the tail for the request's tenant and returns the body.
     ///
     /// # Errors
     /// [`BackendError::Status`] with VictoriaLogs' error text,
     /// [`BackendError::Unreachable`] or [`BackendError::Timeout`].
-    pub async fn open(&self, req: &TailRequest) -> Result<Incoming, BackendError> {
+    pub async fn open(
+        &self,
+        ctx: &RequestContext,
+        req: &TailRequest,
+    ) -> Result<Incoming, BackendError> {
+        // A tail follows one tenant (the handler refuses several).
+        let tenant = ctx
+            .single_tenant()
+            .ok_or_else(|| BackendError::Request("a tail follows exactly one tenant".to_owned()))?;
         let uri = format!("{}/select/logsql/tail", self.url.base());
         let mut r = Request::builder()
             .method(Method::POST)
@@ -90,8 +99,7 @@ impl Upstream {
             )
             .body(Full::new(Bytes::from(req.form())))
             .map_err(|e| BackendError::Request(e.to_string()))?;
-        crate::tenant::apply_headers(r.headers_mut())
-            .map_err(|e| BackendError::Request(e.to_string()))?;
+        crate::tenant::set_headers(r.headers_mut(), tenant);
         if let Some(auth) = &self.authorization {
             r.headers_mut().insert(header::AUTHORIZATION, auth.clone());
         }

@@ -100,7 +100,7 @@ pub async fn post_form(
 /// One call per member, `backend.fanout_parallelism()` at a time, answers
 /// in member order (so merging is the same as calling them one by one).
 ///
-/// The calls run in this task, each in its member's [`super::scope`]; the
+/// The calls run in this task, each for its member's VictoriaLogs tenant; the
 /// backend gate still bounds all calls of all requests together.
 ///
 /// # Errors
@@ -123,15 +123,14 @@ async fn call_members<'m>(
         .await
 }
 
-/// One member's call, in its own tenant scope.
+/// One member's call, to its own VictoriaLogs tenant.
 async fn call_member<'m>(
     backend: &Backend,
     endpoint: Endpoint,
     form: &[(&str, &str)],
     m: &'m Member,
 ) -> Result<(&'m Member, BytesMut), BackendError> {
-    let one = Tenant::resolved(vec![m.clone()]);
-    let body = super::scope(one, backend.post_form_one(endpoint, form)).await?;
+    let body = backend.post_form_one(m.vl, endpoint, form).await?;
     Ok((m, body))
 }
 

@@ -231,7 +231,7 @@ pub fn tenant_scoped(path: &str) -> bool {
 }
 
 /// The tenant layer: resolves `X-Scope-OrgID`, stores the [`Tenant`] in the
-/// request extensions and runs the rest of the request in [`super::scope`].
+/// request extensions (the edge builds the request context from it).
 pub async fn resolve(State(r): State<Resolver>, mut req: Request, next: Next) -> Response {
     let raw = req
         .headers()
@@ -255,7 +255,7 @@ pub async fn resolve(State(r): State<Resolver>, mut req: Request, next: Next) ->
         Err(e) => return e.into_response(),
     };
     req.extensions_mut().insert(tenant.clone());
-    super::scope(tenant, next.run(req)).await
+    next.run(req).await
 }
 
 #[cfg(test)]

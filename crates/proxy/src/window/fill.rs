@@ -12,7 +12,6 @@ use cache::{CacheKey, Fetched};
 
 use super::WindowContext;
 use crate::error::ApiError;
-use crate::tenant::Tenant;
 
 /// Never shared between tasks as a value: a window error, cloned for every
 /// coalesced waiter by [`copy_error`].
@@ -37,7 +36,6 @@ pub async fn cached<M, Fut>(
     endpoint: &'static str,
     key: CacheKey,
     ttl: Duration,
-    tenant: Option<Tenant>,
     make: M,
 ) -> Result<Bytes, ApiError>
 where
@@ -48,7 +46,7 @@ where
         let fill = make();
         async move { fill.await.map(|body| Fetched::new(body, ttl)) }
     };
-    cached_fetched(ctx, endpoint, key, tenant, make).await
+    cached_fetched(ctx, endpoint, key, make).await
 }
 
 /// [`cached`] where the fill decides the TTL itself: [`Duration::ZERO`]
@@ -61,7 +59,6 @@ pub async fn cached_fetched<M, Fut>(
     ctx: &WindowContext,
     endpoint: &'static str,
     key: CacheKey,
-    tenant: Option<Tenant>,
     make: M,
 ) -> Result<Bytes, ApiError>
 where
@@ -71,17 +68,11 @@ where
     let Some(cache) = &ctx.cache else {
         return make().await.map(|f| f.body);
     };
+    // The fill owns its request context (captured by `make`): it may run
+    // in another task without losing anything.
     let make = || {
         let fill = make();
-        let tenant = tenant.clone();
-        async move {
-            let fill = async move { fill.await.map_err(WindowError) };
-            match tenant {
-                // The fill may run in another task: it must keep the request's tenant.
-                Some(t) => crate::tenant::scope(t, fill).await,
-                None => fill.await,
-            }
-        }
+        async move { fill.await.map_err(WindowError) }
     };
     let result = cache.get_or_fetch_cancellable(key, make).await;
     match result {

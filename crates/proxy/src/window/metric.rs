@@ -12,16 +12,16 @@ use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use cache::{CacheKey, CredentialFingerprint, Encoding};
+use cache::{CacheKey, Encoding};
 
 use super::WindowContext;
 use super::fill;
 use super::matrix_codec;
 use super::metric_split::MetricWindow;
 use super::task::WindowTask;
+use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::metric::{Grid, Labels, Matrix, Point, Series};
-use crate::tenant::Tenant;
 
 /// The cache label of metric window entries in `lokivl_cache_requests_total`.
 const METRIC_WINDOW_ENDPOINT: &str = "query_range_metric_window";
@@ -33,10 +33,9 @@ const METRIC_WINDOW_ROUTE: &str = "/loki/api/v1/query_range#metric-window";
 pub struct MetricWindowQuery {
     /// The query in Loki's canonical printing.
     pub query: String,
-    /// The forwarded credentials.
-    pub credentials: CredentialFingerprint,
-    /// The request's tenant.
-    pub tenant: Option<Tenant>,
+    /// The request's context (tenant, credentials, discovery, limits): part
+    /// of the key, and what the windows are evaluated under.
+    pub request: RequestContext,
 }
 
 /// Evaluates `windows` with `eval` (which answers the series of the query
@@ -54,7 +53,7 @@ pub async fn run<F, Fut>(
     eval: F,
 ) -> Result<Matrix, ApiError>
 where
-    F: Fn(Grid) -> Fut + Send + Sync + 'static,
+    F: Fn(RequestContext, Grid) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Matrix, ApiError>> + Send + 'static,
 {
     let eval = Arc::new(eval);
@@ -89,12 +88,11 @@ fn spawn_window<F, Fut>(
     eval: Arc<F>,
 ) -> WindowTask<Result<Matrix, ApiError>>
 where
-    F: Fn(Grid) -> Fut + Send + Sync + 'static,
+    F: Fn(RequestContext, Grid) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Matrix, ApiError>> + Send + 'static,
 {
     let ctx = ctx.clone();
     let q = Arc::clone(q);
-    let tenant = q.tenant.clone();
     let task = async move {
         let key = window_key(&q, w.grid);
         let ttl = if w.closed {
@@ -103,41 +101,28 @@ where
             ctx.cache_settings.live_ttl
         };
         let fill = || {
-            let matrix = eval(w.grid);
+            // The window's evaluation gets the request's context by value.
+            let matrix = eval(q.request.clone(), w.grid);
             async move {
                 let mut out = Vec::new();
                 matrix_codec::encode(&matrix.await?, &mut out);
                 Ok(Bytes::from(out))
             }
         };
-        let body = fill::cached(
-            &ctx,
-            METRIC_WINDOW_ENDPOINT,
-            key,
-            ttl,
-            q.tenant.clone(),
-            fill,
-        )
-        .await?;
+        let body = fill::cached(&ctx, METRIC_WINDOW_ENDPOINT, key, ttl, fill).await?;
         matrix_codec::decode(&body).map_err(|e| ApiError::Internal(e.to_string()))
     };
-    match tenant {
-        // Spawned work must carry the tenant again (see `tenant::scope`).
-        Some(t) => WindowTask::spawn(crate::tenant::scope(t, task)),
-        None => WindowTask::spawn(task),
-    }
+    WindowTask::spawn(task)
 }
 
 /// The cache key of one metric window: the tenant, the credentials, the
 /// query and the window's steps.
 fn window_key(q: &MetricWindowQuery, g: Grid) -> CacheKey {
     CacheKey::new(
-        q.tenant
-            .as_ref()
-            .map_or(String::new(), |t| t.cache_key().into_owned()),
+        q.request.cache_scope(),
         Encoding::Identity,
         "",
-        q.credentials,
+        q.request.credentials(),
         METRIC_WINDOW_ROUTE,
         format!("{}\n{}\n{}\n{}", q.query, g.step, g.start, g.len),
     )
@@ -196,6 +181,8 @@ impl Merged {
 
 #[cfg(test)]
 mod tests {
+    use cache::CredentialFingerprint;
+
     use super::*;
 
     fn series(labels: &[(&str, &str)], points: &[(u32, f64)]) -> Series {
@@ -251,10 +238,20 @@ mod tests {
 
     #[test]
     fn keys_separate_tenants_credentials_queries_and_steps() {
+        let request = |credentials, discovery| {
+            let one = crate::tenant::Member {
+                name: "a".into(),
+                vl: crate::tenant::VlTenant::default(),
+            };
+            RequestContext::new(
+                crate::tenant::Tenant::resolved(vec![one]),
+                credentials,
+                &crate::context::ContextSettings::new(discovery, Default::default()),
+            )
+        };
         let q = |query: &str| MetricWindowQuery {
             query: query.to_owned(),
-            credentials: CredentialFingerprint::none(),
-            tenant: None,
+            request: request(CredentialFingerprint::none(), Default::default()),
         };
         let g = Grid {
             start: 0,
@@ -277,7 +274,16 @@ mod tests {
             )
         );
         let mut other = q("x");
-        other.credentials = CredentialFingerprint::of([b"Basic abc".as_slice()]);
+        other.request = request(
+            CredentialFingerprint::of([b"Basic abc".as_slice()]),
+            Default::default(),
+        );
+        assert_ne!(a, window_key(&other, g));
+        // Discovery changes answers: another setting is another entry.
+        other.request = request(
+            CredentialFingerprint::none(),
+            crate::drilldown::discovery::flags::loki_defaults(),
+        );
         assert_ne!(a, window_key(&other, g));
         // A log window over the same span is never the same entry.
         assert_ne!(

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use cache::{Cache, CacheKey, CredentialFingerprint, Encoding, Fetched};
+use cache::{Cache, CacheKey, Encoding, Fetched};
 
 use super::WindowSettings;
 use super::answer::WindowAnswer;
@@ -16,11 +16,11 @@ use super::fill;
 use super::merge::merge;
 use super::split::Window;
 use super::task::WindowTask;
+use crate::context::RequestContext;
 use crate::direction::Direction;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::response_cache::CacheSettings;
-use crate::tenant::Tenant;
 
 /// The cache label of window entries in `lokivl_cache_requests_total`.
 const WINDOW_ENDPOINT: &str = "query_range_window";
@@ -62,10 +62,9 @@ pub struct WindowQuery {
     pub direction: Direction,
     /// `categorize-labels` was requested (3-tuples).
     pub categorize: bool,
-    /// The forwarded credentials.
-    pub credentials: CredentialFingerprint,
-    /// The request's tenant.
-    pub tenant: Option<Tenant>,
+    /// The request's context (tenant, credentials, discovery): part of the
+    /// key, and what the fetches run under.
+    pub request: RequestContext,
 }
 
 /// One window's answer as its fetch wrote it.
@@ -146,13 +145,9 @@ where
 {
     let ctx = ctx.clone();
     let q = Arc::clone(q);
-    let tenant = q.tenant.clone();
-    let task = async move { one_window(&ctx, &q, w, fetch.as_ref()).await };
-    match tenant {
-        // Spawned work must carry the tenant again (see `tenant::scope`).
-        Some(t) => WindowTask::spawn(crate::tenant::scope(t, task)),
-        None => WindowTask::spawn(task),
-    }
+    // `fetch` owns the request context it was built with: nothing ambient
+    // is lost when the window runs in its own task.
+    WindowTask::spawn(async move { one_window(&ctx, &q, w, fetch.as_ref()).await })
 }
 
 async fn one_window<F, Fut>(
@@ -192,7 +187,7 @@ where
             Ok(Fetched::new(answer.to_bytes(), ttl))
         }
     };
-    let body = fill::cached_fetched(ctx, WINDOW_ENDPOINT, key, q.tenant.clone(), fill).await?;
+    let body = fill::cached_fetched(ctx, WINDOW_ENDPOINT, key, fill).await?;
     if stored {
         WindowAnswer::from_bytes(&body)
     } else {
@@ -209,16 +204,14 @@ fn window_key(q: &WindowQuery, w: Window) -> CacheKey {
         Direction::Backward => "backward",
     };
     CacheKey::new(
-        q.tenant
-            .as_ref()
-            .map_or(String::new(), |t| t.cache_key().into_owned()),
+        q.request.cache_scope(),
         Encoding::Identity,
         if q.categorize {
             "categorize-labels"
         } else {
             ""
         },
-        q.credentials,
+        q.request.credentials(),
         WINDOW_ROUTE,
         format!("{}\n{dir}\n{}\n{}\n{}", q.query, q.limit, w.start, w.end),
     )
@@ -228,34 +221,31 @@ fn window_key(q: &WindowQuery, w: Window) -> CacheKey {
 mod tests {
     use super::*;
 
-    fn q(tenant: &str, categorize: bool) -> WindowQuery {
+    fn q(tenant: u32, categorize: bool) -> WindowQuery {
         WindowQuery {
             query: r#"{app="a"}"#.to_owned(),
             limit: 100,
             direction: Direction::Backward,
             categorize,
-            credentials: CredentialFingerprint::none(),
-            tenant: Some(Tenant::from_headers(&{
-                let mut h = http::HeaderMap::new();
-                h.insert(
-                    crate::tenant::ORG_ID_HEADER,
-                    http::HeaderValue::from_str(tenant)
-                        .unwrap_or(http::HeaderValue::from_static("x")),
-                );
-                h
-            })),
+            request: RequestContext::for_tenant(
+                crate::tenant::VlTenant {
+                    account_id: tenant,
+                    project_id: 0,
+                },
+                logsql_ast::Discovery::default(),
+            ),
         }
     }
 
     #[test]
     fn keys_separate_tenants_shapes_and_windows() {
         let w = Window { start: 0, end: 10 };
-        let a = window_key(&q("a", false), w);
-        assert_eq!(a, window_key(&q("a", false), w));
-        assert_ne!(a, window_key(&q("b", false), w));
-        assert_ne!(a, window_key(&q("a", true), w));
-        assert_ne!(a, window_key(&q("a", false), Window { start: 0, end: 11 }));
-        let mut forward = q("a", false);
+        let a = window_key(&q(1, false), w);
+        assert_eq!(a, window_key(&q(1, false), w));
+        assert_ne!(a, window_key(&q(2, false), w));
+        assert_ne!(a, window_key(&q(1, true), w));
+        assert_ne!(a, window_key(&q(1, false), Window { start: 0, end: 11 }));
+        let mut forward = q(1, false);
         forward.direction = Direction::Forward;
         assert_ne!(a, window_key(&forward, w));
     }
