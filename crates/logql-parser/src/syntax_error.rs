@@ -9,21 +9,17 @@ use crate::error::ParseError;
 use crate::lexer::{Token, tokenize};
 
 pub(crate) fn syntax_error(input: &str, pos: usize) -> ParseError {
-    let (toks, lex_err) = tokenize(input);
-    let idx = toks
-        .iter()
-        .position(|t| t.end > pos || t.name == "$end")
-        .unwrap_or(toks.len().saturating_sub(1));
-    if let Some(e) = lex_err {
-        let tok_start = toks.get(idx).map_or(usize::MAX, |t| t.start);
-        if e.start <= tok_start || idx + 1 >= toks.len() {
+    let (toks, at) = locate(input, pos);
+    let idx = match at {
+        At::Lex(e) => {
             return ParseError::Syntax {
                 line: e.line,
                 col: e.col,
                 msg: e.msg,
             };
         }
-    }
+        At::Token(idx) => idx,
+    };
     let Some(tok) = toks.get(idx) else {
         return ParseError::Syntax {
             line: 1,
@@ -41,6 +37,38 @@ pub(crate) fn syntax_error(input: &str, pos: usize) -> ParseError {
         col: tok.col,
         msg,
     }
+}
+
+/// Byte offset where the error [`syntax_error`] reports for `pos` starts:
+/// the failing token, or the lexer error that comes first.
+pub(crate) fn error_start(input: &str, pos: usize) -> usize {
+    match locate(input, pos) {
+        (_, At::Lex(e)) => e.start,
+        (toks, At::Token(idx)) => toks.get(idx).map_or(0, |t| t.start),
+    }
+}
+
+/// What Loki stops at: a lexer error, or the token at this index.
+enum At {
+    Lex(crate::lexer::LexError),
+    Token(usize),
+}
+
+/// The tokens of `input` and what Loki fails on when pest fails at `pos`:
+/// the token there, unless a lexer error comes at or before it.
+fn locate(input: &str, pos: usize) -> (Vec<Token>, At) {
+    let (toks, lex_err) = tokenize(input);
+    let idx = toks
+        .iter()
+        .position(|t| t.end > pos || t.name == "$end")
+        .unwrap_or(toks.len().saturating_sub(1));
+    if let Some(e) = lex_err {
+        let tok_start = toks.get(idx).map_or(usize::MAX, |t| t.start);
+        if e.start <= tok_start || idx + 1 >= toks.len() {
+            return (toks, At::Lex(e));
+        }
+    }
+    (toks, At::Token(idx))
 }
 
 fn expecting(before: &[Token]) -> Option<&'static str> {

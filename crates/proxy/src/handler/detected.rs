@@ -48,7 +48,7 @@ pub async fn detected_labels(
     if b.end < b.start {
         return Err(params::ParamError::EndBeforeStart.into());
     }
-    let sel = streams::select(form.get("query"), false)?;
+    let sel = streams::select(form.logql("query")?, false)?;
     let (s, e) = (b.start.to_string(), b.end.to_string());
     let form = [
         ("query", sel.vl_query.as_str()),
@@ -162,7 +162,7 @@ fn field_params(form: &Form) -> Result<FieldParams, ApiError> {
         _ => positive(form, "limit", DEFAULT_FIELD_LIMIT)?,
     };
     params::check_max_entries(line_limit)?;
-    let log = match logql_parser::parse(form.get("query"))? {
+    let log = match logql_parser::parse(form.logql("query")?)? {
         Expr::Log(log) => log,
         Expr::Metric(_) => {
             return Err(ApiError::BadRequest(

@@ -51,7 +51,7 @@ struct Hit<'a> {
 pub async fn labels(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
     let discovery = flags::current();
     let bounds = metadata_bounds(&form)?;
-    let query = selector_query(form.get("query"), &discovery)?;
+    let query = selector_query(form.logql("query")?, &discovery)?;
     reject_reversed(&form)?;
     let names = fetch_values(&state, Endpoint::StreamFieldNames, &query, bounds, None).await?;
     // VictoriaLogs keeps OTel's dotted names; Loki (and LogQL) only know `k8s_pod_name`.
@@ -78,7 +78,7 @@ pub async fn label_values(
 ) -> Result<Response, ApiError> {
     let discovery = flags::current();
     let bounds = metadata_bounds(&form)?;
-    let query = selector_query(form.get("query"), &discovery)?;
+    let query = selector_query(form.logql("query")?, &discovery)?;
     reject_reversed(&form)?;
     if name == SERVICE_NAME && discovery.service_name() {
         return Ok(string_list(
@@ -171,6 +171,8 @@ fn metadata_bounds(form: &Form) -> Result<Bounds, ApiError> {
 /// # Errors
 /// [`ApiError::BadRequest`] past the limit or for a group that is not a selector.
 fn series_query(form: &Form, discovery: &logsql_ast::Discovery) -> Result<String, ApiError> {
+    form.check_logql("match[]")?;
+    form.check_logql("match")?;
     let groups: BTreeSet<&str> = form.all("match[]").chain(form.all("match")).collect();
     if groups.is_empty() || (groups.len() == 1 && groups.iter().all(|g| is_empty_selector(g))) {
         return Ok("*".to_owned());

@@ -33,7 +33,7 @@ pub struct IndexStats {
 /// Bad parameters or selectors (400), backend failures.
 pub async fn index_stats(State(state): State<AppState>, form: Form) -> Result<Response, ApiError> {
     let b = params::bounds(&form, now_ns())?;
-    let sel = select(form.get("query"), true)?;
+    let sel = select(form.logql("query")?, true)?;
     let rows = stream_stats(&state, &sel, b.start, b.end, None, sel.needs_level()).await?;
     let mut s = IndexStats::default();
     let mut seen = std::collections::BTreeSet::new();

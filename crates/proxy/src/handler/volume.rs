@@ -188,7 +188,7 @@ fn volume_params(form: &Form) -> Result<VolumeParams, ApiError> {
         .filter(|t| !t.is_empty())
         .map(str::to_owned)
         .collect();
-    let sel = select(form.get("query"), false)?;
+    let sel = select(form.logql("query")?, false)?;
     Ok(VolumeParams {
         sel,
         start: b.start,
