@@ -37,10 +37,10 @@ pub fn invalid_utf8_error(raw: &[u8]) -> Option<ParseError> {
     }
     // The prefix before the first bad byte is the same in `raw` and `lossy`.
     let at = scanner_position(&lossy[..bad]);
-    if crate::syntax_error_start(&lossy).is_some_and(|start| start < at.before) {
-        if let Err(e @ ParseError::Syntax { .. }) = crate::parse_unvalidated(&lossy) {
-            return Some(e);
-        }
+    if crate::syntax_error_start(&lossy).is_some_and(|start| start < at.before)
+        && let Err(e @ ParseError::Syntax { .. }) = crate::parse_unvalidated(&lossy)
+    {
+        return Some(e);
     }
     Some(if at.line == 0 && at.col == 0 {
         // Loki prints a position of line 0, col 0 as none.
