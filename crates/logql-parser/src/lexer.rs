@@ -58,7 +58,7 @@ const KEYWORDS: [&str; 26] = [
     "of",
 ];
 
-const FUNCTIONS: [&str; 32] = [
+pub(crate) const FUNCTIONS: [&str; 32] = [
     "rate",
     "rate_counter",
     "count_over_time",

@@ -28,6 +28,7 @@ mod print;
 mod quote;
 mod regex_simplify;
 mod syntax_error;
+mod utf8;
 mod validate;
 
 pub use ast::*;
@@ -37,6 +38,7 @@ pub use error::ParseError;
 pub use limits::{MAX_NESTING_DEPTH, MAX_OPERATORS};
 pub use pattern::{PatternNode, parse_pattern};
 pub use pretty::prettify;
+pub use utf8::invalid_utf8_error;
 pub use validate::EMPTY_MATCHERS;
 
 use pest::Parser as _;
@@ -121,25 +123,38 @@ fn strict_error(
     text: &str,
     lax: Option<&pest::iterators::Pairs<'_, grammar::Rule>>,
 ) -> ParseError {
-    pest::set_error_detail(true);
-    let res = grammar::strict::LogqlParser::parse(grammar::strict::Rule::root, text).map(|_| ());
-    pest::set_error_detail(false);
-    match res {
-        Err(e) => {
-            let pos = match e.location {
-                pest::error::InputLocation::Pos(p) => p,
-                pest::error::InputLocation::Span((s, _)) => s,
-            };
-            let farthest = e.parse_attempts().map_or(pos, |a| a.max_position.max(pos));
-            syntax_error::syntax_error(input, farthest)
-        }
+    match strict_failure(text) {
+        Some(farthest) => syntax_error::syntax_error(input, farthest),
         // Not expected (the grammars differ only where a keyword stands for
         // a name); name the keyword.
-        Ok(()) => match lax.and_then(first_keyword_identifier) {
+        None => match lax.and_then(first_keyword_identifier) {
             Some(pos) => syntax_error::syntax_error(input, pos),
             None => ParseError::Semantic("syntax error".into()),
         },
     }
+}
+
+/// The farthest position the strict grammar reached in `text` when it
+/// rejects it, or `None` when it accepts it.
+fn strict_failure(text: &str) -> Option<usize> {
+    pest::set_call_limit(std::num::NonZeroUsize::new(CALL_LIMIT));
+    pest::set_error_detail(true);
+    let res = grammar::strict::LogqlParser::parse(grammar::strict::Rule::root, text).map(|_| ());
+    pest::set_error_detail(false);
+    let e = res.err()?;
+    let pos = match e.location {
+        pest::error::InputLocation::Pos(p) => p,
+        pest::error::InputLocation::Span((s, _)) => s,
+    };
+    Some(e.parse_attempts().map_or(pos, |a| a.max_position.max(pos)))
+}
+
+/// Where Loki's syntax or lexer error for `input` starts (byte offset), or
+/// `None` when Loki's grammar accepts it.
+pub(crate) fn syntax_error_start(input: &str) -> Option<usize> {
+    let text = normalize::spaced(input);
+    let farthest = strict_failure(text.as_ref())?;
+    Some(syntax_error::error_start(input, farthest))
 }
 
 /// Where the first identifier that is a keyword starts, if any.

@@ -205,6 +205,51 @@ fn cases() -> Vec<(&'static str, &'static str, Params)> {
             qr,
             range(r#"{app="api"} | regexp "(?P<a>x)(?P<a>y)""#),
         ),
+        // Loki's expected-token tails.
+        (
+            "logql.tail_without_paren",
+            qr,
+            range(r#"sum without ( (rate({app="api"}[1m]))"#),
+        ),
+        ("logql.tail_by_end", qr, range("sum by (x")),
+        (
+            "logql.tail_on_end",
+            qr,
+            range(r#"sum(rate({app="api"}[1m])) / on"#),
+        ),
+        (
+            "logql.tail_binary_end",
+            qr,
+            range(r#"sum(rate({app="api"}[1m])) +"#),
+        ),
+        (
+            "logql.tail_line_filter",
+            qr,
+            range(r#"{app="api"} |= "x" or"#),
+        ),
+        (
+            "logql.tail_label_filter",
+            qr,
+            range(r#"{app="api"} | json | x="1" or"#),
+        ),
+        (
+            "logql.tail_label_format",
+            qr,
+            range(r#"{app="api"} | label_format x="#),
+        ),
+        ("logql.tail_drop", qr, range(r#"{app="api"} | drop x,"#)),
+        ("logql.tail_range", qr, range(r#"rate({app="api"}[1m]"#)),
+        (
+            "logql.tail_offset",
+            qr,
+            range(r#"rate({app="api"}[1m] offset"#),
+        ),
+        ("logql.tail_quantile", qr, range("quantile_over_time(0.99,")),
+        (
+            "logql.tail_unwrap_conv",
+            qr,
+            range(r#"sum_over_time({app="api"} | unwrap bytes(x) ( [5m])"#),
+        ),
         // Metadata endpoints.
         (
             "labels.reversed",
@@ -239,6 +284,83 @@ fn cases() -> Vec<(&'static str, &'static str, Params)> {
     ]
 }
 
+/// `(id, path, raw query string)` per case whose query carries bytes
+/// that are not UTF-8 (`%FF`), which `url` cannot build from a `&str`.
+fn raw_cases() -> Vec<(&'static str, &'static str, &'static str)> {
+    vec![
+        (
+            "utf8.query_range",
+            "/loki/api/v1/query_range",
+            "query=%7Bapp%3D%22%FF%22%7D&start=1787389200&end=1787392800",
+        ),
+        (
+            "utf8.query_range_line_filter",
+            "/loki/api/v1/query_range",
+            "query=%7Bapp%3D%22api%22%7D%20%7C%3D%20%22a%FF%22&start=1787389200&end=1787392800",
+        ),
+        (
+            "utf8.query_range_label_name",
+            "/loki/api/v1/query_range",
+            "query=%7Bap%FF%3D%22api%22%7D&start=1787389200&end=1787392800",
+        ),
+        (
+            "utf8.query_range_after_space",
+            "/loki/api/v1/query_range",
+            "query=%7Bapp%3D%22api%22%7D%20%FF&start=1787389200&end=1787392800",
+        ),
+        (
+            "utf8.syntax_error_first",
+            "/loki/api/v1/query_range",
+            "query=%7Bapp%3D%22api%22%7D%7D%20%22%FF%22&start=1787389200&end=1787392800",
+        ),
+        (
+            "utf8.bad_start_first",
+            "/loki/api/v1/query_range",
+            "query=%7Bapp%3D%22%FF%22%7D&start=abc&end=1787392800",
+        ),
+        (
+            "utf8.instant",
+            "/loki/api/v1/query",
+            "query=count_over_time(%7Bapp%3D%22%FF%22%7D%5B1m%5D)&time=1787392800",
+        ),
+        (
+            "utf8.labels",
+            "/loki/api/v1/labels",
+            "query=%7Bapp%3D%22%FF%22%7D&start=1787389200&end=1787392800",
+        ),
+        (
+            "utf8.values",
+            "/loki/api/v1/label/app/values",
+            "query=%7Bapp%3D%22%FF%22%7D&start=1787389200&end=1787392800",
+        ),
+        (
+            "utf8.series",
+            "/loki/api/v1/series",
+            "match%5B%5D=%7Bapp%3D%22api%22%7D&match%5B%5D=%7Bapp%3D%22%FF%22%7D&start=1787389200&end=1787392800",
+        ),
+        (
+            "utf8.index_stats",
+            "/loki/api/v1/index/stats",
+            "query=%7Bapp%3D%22%FF%22%7D&start=1787389200&end=1787392800",
+        ),
+        (
+            "utf8.index_volume",
+            "/loki/api/v1/index/volume",
+            "query=%7Bapp%3D%22%FF%22%7D&start=1787389200&end=1787392800",
+        ),
+        (
+            "utf8.detected_labels",
+            "/loki/api/v1/detected_labels",
+            "query=%7Bapp%3D%22%FF%22%7D&start=1787389200&end=1787392800",
+        ),
+        (
+            "utf8.format_query",
+            "/loki/api/v1/format_query",
+            "query=%7Bapp%3D%22%FF%22%7D",
+        ),
+    ]
+}
+
 fn golden_path() -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/errors/loki.json")
 }
@@ -253,6 +375,19 @@ async fn ask_all(base: &str) -> BTreeMap<String, Recorded> {
             id.to_owned(),
             Recorded {
                 request: url("", path, &params),
+                status,
+                body,
+            },
+        );
+    }
+    for (id, path, raw) in raw_cases() {
+        let (status, _, body) = get(&format!("{base}{path}?{raw}"), &[])
+            .await
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
+        out.insert(
+            id.to_owned(),
+            Recorded {
+                request: format!("{path}?{raw}"),
                 status,
                 body,
             },

@@ -50,7 +50,7 @@ pub async fn detected_labels(
     if b.end < b.start {
         return Err(params::ParamError::EndBeforeStart.into());
     }
-    let sel = streams::select(form.get("query"), false, ctx.discovery())?;
+    let sel = streams::select(form.logql("query")?, false, ctx.discovery())?;
     let (s, e) = (b.start.to_string(), b.end.to_string());
     let form = [
         ("query", sel.vl_query.as_str()),
@@ -167,7 +167,7 @@ fn field_params(form: &Form, ctx: &RequestContext) -> Result<FieldParams, ApiErr
         _ => positive(form, "limit", DEFAULT_FIELD_LIMIT)?,
     };
     params::check_max_entries(ctx.limits(), line_limit)?;
-    let log = match logql_parser::parse(form.get("query"))? {
+    let log = match logql_parser::parse(form.logql("query")?)? {
         Expr::Log(log) => log,
         Expr::Metric(_) => {
             return Err(ApiError::BadRequest(

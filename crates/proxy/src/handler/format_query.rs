@@ -23,7 +23,10 @@ pub async fn format_query(req: Request) -> Response {
         Ok(form) => form,
         Err(_) => Form::parse(query.as_deref(), b""),
     };
-    let (status, body) = answer(form.get("query"));
+    let (status, body) = match form.logql("query") {
+        Ok(query) => answer(query),
+        Err(e) => (StatusCode::BAD_REQUEST, invalid_query(&e.to_string())),
+    };
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = status;
     resp.headers_mut().insert(
@@ -35,20 +38,25 @@ pub async fn format_query(req: Request) -> Response {
 
 /// The status and exact body Loki sends for `query`.
 pub fn answer(query: &str) -> (StatusCode, String) {
-    let (status, key, value) = match logql_parser::parse(query) {
-        Ok(expr) => (StatusCode::OK, "data", logql_parser::prettify(&expr)),
-        Err(e) => (StatusCode::BAD_REQUEST, "error", e.to_string()),
-    };
-    let state = if status == StatusCode::OK {
-        "success"
-    } else {
-        "invalid-query"
-    };
-    let body = format!(
+    match logql_parser::parse(query) {
+        Ok(expr) => (
+            StatusCode::OK,
+            body("success", "data", &logql_parser::prettify(&expr)),
+        ),
+        Err(e) => (StatusCode::BAD_REQUEST, invalid_query(&e.to_string())),
+    }
+}
+
+/// Loki's body for a query it cannot parse.
+fn invalid_query(error: &str) -> String {
+    body("invalid-query", "error", error)
+}
+
+fn body(state: &str, key: &str, value: &str) -> String {
+    format!(
         "{{\"status\":\"{state}\",\"{key}\":{}}}\n",
-        go_json_string(&value)
-    );
-    (status, body)
+        go_json_string(value)
+    )
 }
 
 /// A JSON string as Go's `json.Encoder` writes it (HTML-safe escaping).

@@ -57,7 +57,7 @@ pub async fn labels(
 ) -> Result<Response, ApiError> {
     let discovery = ctx.discovery();
     let bounds = metadata_bounds(&form)?;
-    let query = selector_query(form.get("query"), discovery)?;
+    let query = selector_query(form.logql("query")?, discovery)?;
     reject_reversed(&form)?;
     let names = fetch_values(
         &state,
@@ -93,7 +93,7 @@ pub async fn label_values(
 ) -> Result<Response, ApiError> {
     let discovery = ctx.discovery();
     let bounds = metadata_bounds(&form)?;
-    let query = selector_query(form.get("query"), discovery)?;
+    let query = selector_query(form.logql("query")?, discovery)?;
     reject_reversed(&form)?;
     if name == SERVICE_NAME && discovery.service_name() {
         return Ok(string_list(
@@ -203,6 +203,8 @@ fn series_query(
     discovery: &logsql_ast::Discovery,
     max: usize,
 ) -> Result<String, ApiError> {
+    form.check_logql("match[]")?;
+    form.check_logql("match")?;
     let groups: BTreeSet<&str> = form.all("match[]").chain(form.all("match")).collect();
     if groups.is_empty() || (groups.len() == 1 && groups.iter().all(|g| is_empty_selector(g))) {
         return Ok("*".to_owned());

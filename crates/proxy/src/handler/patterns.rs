@@ -39,7 +39,7 @@ pub async fn patterns(
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = params::range_params(&form, now_ns())?;
-    let sel = select(form.get("query"), false, ctx.discovery())?;
+    let sel = select(form.logql("query")?, false, ctx.discovery())?;
     let (start, end, step) = (p.bounds.start, p.bounds.end, p.step);
     let mut miners: BTreeMap<String, Drain> = BTreeMap::new();
     let mut read = 0usize;

@@ -34,6 +34,7 @@ pub async fn query_range(
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = params::range_params(&form, now_ns())?;
+    form.logql("query")?;
     let expr = logql_parser::parse_query(&p.query)?;
     crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
     params::check_query_length(ctx.limits(), p.bounds)?;
@@ -58,6 +59,7 @@ pub async fn query(
     form: Form,
 ) -> Result<Response, ApiError> {
     let p = params::instant_params(&form, now_ns())?;
+    form.logql("query")?;
     let expr = logql_parser::parse_query(&p.query)?;
     crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
     let work = Work::new(&state.work, ctx.deadline());

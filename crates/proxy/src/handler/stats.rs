@@ -39,7 +39,7 @@ pub async fn index_stats(
     form: Form,
 ) -> Result<Response, ApiError> {
     let b = params::bounds(&form, now_ns())?;
-    let sel = select(form.get("query"), true, ctx.discovery())?;
+    let sel = select(form.logql("query")?, true, ctx.discovery())?;
     let rows = stream_stats(&state, &ctx, &sel, b.start, b.end, None, sel.needs_level()).await?;
     let mut s = IndexStats::default();
     let mut seen = std::collections::BTreeSet::new();

@@ -64,7 +64,7 @@ pub async fn tail(
 /// Loki's `ParseTailQuery`, plus lowering the query for VictoriaLogs.
 fn parse(form: &Form, headers: &HeaderMap, ctx: &RequestContext) -> Result<Session, ApiError> {
     let now = timestamp::now_ns();
-    let query = form.get("query");
+    let query = form.logql("query")?;
     let expr = logql_parser::parse_query(query)?;
     crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
     let limit = params::limit(form)?;

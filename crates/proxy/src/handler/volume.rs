@@ -190,7 +190,7 @@ fn volume_params(form: &Form, ctx: &RequestContext) -> Result<VolumeParams, ApiE
         .filter(|t| !t.is_empty())
         .map(str::to_owned)
         .collect();
-    let sel = select(form.get("query"), false, ctx.discovery())?;
+    let sel = select(form.logql("query")?, false, ctx.discovery())?;
     Ok(VolumeParams {
         sel,
         start: b.start,

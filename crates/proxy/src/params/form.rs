@@ -59,6 +59,10 @@ pub async fn read_body(body: Body) -> Result<Bytes, ApiError> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Form {
     pairs: Vec<(String, String)>,
+    /// The decoded bytes of each value that is not UTF-8, by index in
+    /// `pairs` (which holds it lossily): Loki's LogQL parser rejects such
+    /// bytes, so [`Form::logql`] must see them.
+    not_utf8: Vec<(usize, Box<[u8]>)>,
 }
 
 impl Form {
@@ -71,6 +75,7 @@ impl Form {
                 .into_iter()
                 .map(|(k, v)| (k.into(), v.into()))
                 .collect(),
+            not_utf8: Vec::new(),
         }
     }
 
@@ -85,10 +90,60 @@ impl Form {
         form
     }
 
-    /// Appends the pairs of an `application/x-www-form-urlencoded` string.
+    /// Appends the pairs of an `application/x-www-form-urlencoded` string,
+    /// decoded as `form_urlencoded::parse` does (`+` is a space, invalid
+    /// UTF-8 becomes U+FFFD), remembering the bytes of values that are not UTF-8.
     pub fn extend_urlencoded(&mut self, raw: &[u8]) {
-        self.pairs
-            .extend(form_urlencoded::parse(raw).map(|(k, v)| (k.into_owned(), v.into_owned())));
+        for piece in raw.split(|&b| b == b'&').filter(|p| !p.is_empty()) {
+            let (k, v) = match piece.iter().position(|&b| b == b'=') {
+                Some(i) => (&piece[..i], &piece[i + 1..]),
+                None => (piece, &b""[..]),
+            };
+            let key = String::from_utf8_lossy(&decode(k)).into_owned();
+            let value = match String::from_utf8(decode(v)) {
+                Ok(v) => v,
+                Err(e) => {
+                    let bytes = e.into_bytes();
+                    let lossy = String::from_utf8_lossy(&bytes).into_owned();
+                    self.not_utf8
+                        .push((self.pairs.len(), bytes.into_boxed_slice()));
+                    lossy
+                }
+            };
+            self.pairs.push((key, value));
+        }
+    }
+
+    /// The first value of `key` as LogQL text (`""` when absent), or
+    /// Loki's parse error when its bytes are not UTF-8
+    /// (`parse error at line 1, col 6: invalid UTF-8 encoding`).
+    ///
+    /// # Errors
+    /// Loki's [`logql_parser::ParseError`] for bytes that are not UTF-8.
+    pub fn logql(&self, key: &str) -> Result<&str, logql_parser::ParseError> {
+        let Some(i) = self.pairs.iter().position(|(k, _)| k == key) else {
+            return Ok("");
+        };
+        self.check_utf8(i)?;
+        Ok(&self.pairs[i].1)
+    }
+
+    /// Checks every value of `key` (series `match[]`) as [`Form::logql`] does.
+    ///
+    /// # Errors
+    /// Loki's [`logql_parser::ParseError`] for the first value that is not UTF-8.
+    pub fn check_logql(&self, key: &str) -> Result<(), logql_parser::ParseError> {
+        for (i, _) in self.pairs.iter().enumerate().filter(|(_, (k, _))| k == key) {
+            self.check_utf8(i)?;
+        }
+        Ok(())
+    }
+
+    fn check_utf8(&self, index: usize) -> Result<(), logql_parser::ParseError> {
+        match self.not_utf8.iter().find(|(i, _)| *i == index) {
+            Some((_, raw)) => logql_parser::invalid_utf8_error(raw).map_or(Ok(()), Err),
+            None => Ok(()),
+        }
     }
 
     /// The first value of `key`, or `""` when absent (Go's `Form.Get`).
@@ -111,6 +166,19 @@ impl Form {
             .filter(move |(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// Percent-decodes `s` with `+` as a space, as an urlencoded form does.
+fn decode(s: &[u8]) -> Vec<u8> {
+    let plus_free: std::borrow::Cow<'_, [u8]> = if s.contains(&b'+') {
+        s.iter()
+            .map(|&b| if b == b'+' { b' ' } else { b })
+            .collect::<Vec<u8>>()
+            .into()
+    } else {
+        s.into()
+    };
+    percent_encoding::percent_decode(&plus_free).collect()
 }
 
 impl<S: Send + Sync> FromRequest<S> for Form {
@@ -148,6 +216,45 @@ mod tests {
             f.all("match[]").collect::<Vec<_>>(),
             [r#"{a="1"}"#, r#"{b="2"}"#]
         );
+    }
+
+    #[test]
+    fn decodes_like_form_urlencoded() {
+        let raw: &[u8] = b"a=1+2%2B3&&b&c=%E2%82%AC&=x&d=%zz&e=\xc3\xa9";
+        let mut f = Form::default();
+        f.extend_urlencoded(raw);
+        let want: Vec<(String, String)> = form_urlencoded::parse(raw)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        assert_eq!(
+            f.pairs()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect::<Vec<_>>(),
+            want
+        );
+    }
+
+    #[test]
+    fn logql_values_that_are_not_utf8_get_lokis_error() {
+        let mut f = Form::default();
+        f.extend_urlencoded(
+            b"query=%7Bapp%3D%22%FF%22%7D&match[]=%7Ba%3D%22b%22%7D&match[]=%7Bb%3D%FF",
+        );
+        assert_eq!(
+            f.logql("query").unwrap_err().to_string(),
+            "parse error at line 1, col 6: invalid UTF-8 encoding"
+        );
+        // The lossy text is kept for everything else.
+        assert_eq!(f.get("query"), "{app=\"\u{FFFD}\"}");
+        assert_eq!(
+            f.check_logql("match[]").unwrap_err().to_string(),
+            "parse error at line 1, col 3: invalid UTF-8 encoding"
+        );
+        assert_eq!(f.logql("missing"), Ok(""));
+        let mut ok = Form::default();
+        ok.extend_urlencoded(b"query=%7Bapp%3D%22%5Cxff%22%7D");
+        assert_eq!(ok.logql("query"), Ok(r#"{app="\xff"}"#));
+        assert_eq!(ok.check_logql("query"), Ok(()));
     }
 
     #[tokio::test]
