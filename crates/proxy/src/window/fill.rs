@@ -11,6 +11,7 @@ use bytes::Bytes;
 use cache::{CacheKey, Fetched};
 
 use super::WindowContext;
+use super::task::RequestLocals;
 use crate::error::ApiError;
 use crate::tenant::Tenant;
 
@@ -71,16 +72,15 @@ where
     let Some(cache) = &ctx.cache else {
         return make().await.map(|f| f.body);
     };
+    // The fill may run in another task: it must keep the request's locals.
+    let locals = RequestLocals::current(tenant);
     let make = || {
         let fill = make();
-        let tenant = tenant.clone();
+        let locals = locals.clone();
         async move {
-            let fill = async move { fill.await.map_err(WindowError) };
-            match tenant {
-                // The fill may run in another task: it must keep the request's tenant.
-                Some(t) => crate::tenant::scope(t, fill).await,
-                None => fill.await,
-            }
+            locals
+                .scope(async move { fill.await.map_err(WindowError) })
+                .await
         }
     };
     let result = cache.get_or_fetch_cancellable(key, make).await;

@@ -18,7 +18,7 @@ use super::WindowContext;
 use super::fill;
 use super::matrix_codec;
 use super::metric_split::MetricWindow;
-use super::task::WindowTask;
+use super::task::{RequestLocals, WindowTask};
 use crate::error::ApiError;
 use crate::metric::{Grid, Labels, Matrix, Point, Series};
 use crate::tenant::Tenant;
@@ -40,9 +40,10 @@ pub struct MetricWindowQuery {
 }
 
 /// Evaluates `windows` with `eval` (which answers the series of the query
-/// over one window's steps) and returns the series over `grid`: steps of
-/// closed windows outside the request are dropped, and series without a
-/// step in the request are left out.
+/// over one window's steps) and returns the series over `grid`. Windows
+/// hold only steps of the request ([`super::metric_split`]); a step outside
+/// it would still be dropped, and a series without a step in the request
+/// left out.
 ///
 /// # Errors
 /// The first failing window's error.
@@ -94,7 +95,7 @@ where
 {
     let ctx = ctx.clone();
     let q = Arc::clone(q);
-    let tenant = q.tenant.clone();
+    let locals = RequestLocals::current(q.tenant.clone());
     let task = async move {
         let key = window_key(&q, w.grid);
         let ttl = if w.closed {
@@ -121,11 +122,7 @@ where
         .await?;
         matrix_codec::decode(&body).map_err(|e| ApiError::Internal(e.to_string()))
     };
-    match tenant {
-        // Spawned work must carry the tenant again (see `tenant::scope`).
-        Some(t) => WindowTask::spawn(crate::tenant::scope(t, task)),
-        None => WindowTask::spawn(task),
-    }
+    WindowTask::spawn_in(locals, task)
 }
 
 /// The cache key of one metric window: the tenant, the credentials, the

@@ -15,7 +15,7 @@ use super::answer::WindowAnswer;
 use super::fill;
 use super::merge::merge;
 use super::split::Window;
-use super::task::WindowTask;
+use super::task::{RequestLocals, WindowTask};
 use crate::direction::Direction;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
@@ -146,13 +146,9 @@ where
 {
     let ctx = ctx.clone();
     let q = Arc::clone(q);
-    let tenant = q.tenant.clone();
+    let locals = RequestLocals::current(q.tenant.clone());
     let task = async move { one_window(&ctx, &q, w, fetch.as_ref()).await };
-    match tenant {
-        // Spawned work must carry the tenant again (see `tenant::scope`).
-        Some(t) => WindowTask::spawn(crate::tenant::scope(t, task)),
-        None => WindowTask::spawn(task),
-    }
+    WindowTask::spawn_in(locals, task)
 }
 
 async fn one_window<F, Fut>(

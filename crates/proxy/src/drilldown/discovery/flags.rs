@@ -71,6 +71,12 @@ pub fn current() -> Discovery {
     CURRENT.try_with(Clone::clone).unwrap_or_default()
 }
 
+/// Runs `fut` with `discovery` as [`current`] (work moved to another task
+/// must be wrapped again, as with the tenant).
+pub async fn scope<F: std::future::Future>(discovery: Discovery, fut: F) -> F::Output {
+    CURRENT.scope(discovery, fut).await
+}
+
 /// Middleware running each request with `discovery` as [`current`].
 pub async fn layer(State(discovery): State<Discovery>, req: Request, next: Next) -> Response {
     CURRENT.scope(discovery, next.run(req)).await
