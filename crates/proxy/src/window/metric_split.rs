@@ -55,16 +55,13 @@ pub fn metric_windows(grid: Grid, interval: i64, closed_before: i64) -> Option<V
     if first == last {
         return None;
     }
-    let per_window = u32::try_from(w / step).ok()?;
+    // A window's steps must fit a grid's length.
+    u32::try_from(w / step).ok()?;
     let mut out = Vec::with_capacity(usize::try_from(last - first + 1).unwrap_or(0));
     for k in first..=last {
         let lo = k.checked_mul(w)?;
-        let hi = Grid {
-            start: lo,
-            step,
-            len: per_window,
-        }
-        .last();
+        // The window's last step (`w` is whole steps).
+        let hi = lo.checked_add(w - step)?;
         // Only the steps the request asks for: a step outside it would read
         // logs the unsplit query does not (whose errors and row counts
         // would then fail or cut the answer).
@@ -151,6 +148,17 @@ mod tests {
         // The last is clipped to the request's eleventh step.
         assert_eq!(w[3].grid, Grid::range(9 * step, 10 * step, step));
         assert_eq!(w.len(), 4);
+    }
+
+    #[test]
+    fn windows_near_the_end_of_time_do_not_overflow() {
+        let step = 7 * S;
+        let end = i64::MAX - i64::MAX.rem_euclid(step);
+        // The last window would end past i64::MAX: the query runs whole.
+        assert_eq!(
+            metric_windows(Grid::range(end - 3 * H, end, step), H, i64::MAX),
+            None
+        );
     }
 
     #[test]
