@@ -9,9 +9,13 @@
 //! 6 hours" and Grafana's per-day splitting therefore ask for the same
 //! closed windows again and again.
 //!
-//! Closed windows are evaluated whole, even where the request covers only
-//! part of one, so the next refresh (whose `start` has moved) finds them in
-//! the cache; the live window is evaluated only up to the request's end.
+//! Every window holds only the steps the request asks for: the first and
+//! last are clipped to it, the ones between are whole (and so the same on
+//! every refresh). A step outside the request would read logs the unsplit
+//! query does not read, and a malformed line or a row budget there would
+//! fail an answer that unsplit succeeds. A refresh whose `start` moved
+//! therefore evaluates its first window again; the whole ones between come
+//! from the cache.
 
 use crate::metric::Grid;
 
@@ -51,29 +55,21 @@ pub fn metric_windows(grid: Grid, interval: i64, closed_before: i64) -> Option<V
     if first == last {
         return None;
     }
-    let per_window = u32::try_from(w / step).ok()?;
+    // A window's steps must fit a grid's length.
+    u32::try_from(w / step).ok()?;
     let mut out = Vec::with_capacity(usize::try_from(last - first + 1).unwrap_or(0));
     for k in first..=last {
         let lo = k.checked_mul(w)?;
-        let whole = Grid {
-            start: lo,
-            step,
-            len: per_window,
-        };
-        if whole.last() <= closed_before {
-            out.push(MetricWindow {
-                grid: whole,
-                closed: true,
-            });
-        } else {
-            // The live edge: only the steps the request asks for.
-            let start = lo.max(grid.start);
-            let end = whole.last().min(grid.last());
-            out.push(MetricWindow {
-                grid: Grid::range(start, end, step),
-                closed: false,
-            });
-        }
+        // The window's last step (`w` is whole steps).
+        let hi = lo.checked_add(w - step)?;
+        // Only the steps the request asks for: a step outside it would read
+        // logs the unsplit query does not (whose errors and row counts
+        // would then fail or cut the answer).
+        let grid = Grid::range(lo.max(grid.start), hi.min(grid.last()), step);
+        out.push(MetricWindow {
+            grid,
+            closed: grid.last() <= closed_before,
+        });
     }
     Some(out)
 }
@@ -82,7 +78,8 @@ pub fn metric_windows(grid: Grid, interval: i64, closed_before: i64) -> Option<V
 mod tests {
     use super::*;
 
-    const M: i64 = 60_000_000_000;
+    const S: i64 = 1_000_000_000;
+    const M: i64 = 60 * S;
     const H: i64 = 60 * M;
 
     fn times(g: &Grid) -> Vec<i64> {
@@ -97,24 +94,31 @@ mod tests {
     }
 
     #[test]
-    fn closed_windows_are_whole_and_cover_every_requested_step() {
+    fn windows_hold_exactly_the_requested_steps() {
         // 00:30 .. 03:10 every minute; everything is closed.
         let grid = Grid::range(30 * M, 3 * H + 10 * M, M);
         let w = metric_windows(grid, H, i64::MAX).unwrap_or_default();
         assert_eq!(w.len(), 4);
-        for (k, win) in w.iter().enumerate() {
-            assert!(win.closed);
-            assert_eq!(win.grid.start, k as i64 * H);
-            assert_eq!(win.grid.len, 60);
-        }
+        assert!(w.iter().all(|x| x.closed));
+        // The first and last are clipped to the request, the others whole.
+        assert_eq!(w[0].grid, Grid::range(30 * M, H - M, M));
+        assert_eq!(w[1].grid, Grid::range(H, 2 * H - M, M));
+        assert_eq!(w[2].grid, Grid::range(2 * H, 3 * H - M, M));
+        assert_eq!(w[3].grid, Grid::range(3 * H, 3 * H + 10 * M, M));
+        // Every requested step once, no other.
         let covered: Vec<i64> = w.iter().flat_map(|x| times(&x.grid)).collect();
-        for t in times(&grid) {
-            assert!(covered.contains(&t), "step {t} not covered");
-        }
-        // No step twice.
-        let mut sorted = covered.clone();
-        sorted.dedup();
-        assert_eq!(sorted, covered);
+        assert_eq!(covered, times(&grid));
+    }
+
+    #[test]
+    fn a_step_that_does_not_divide_the_interval_keeps_the_request_steps() {
+        // 45 s steps, 7 min interval: windows of 450 s (ten steps).
+        let step = 45 * S;
+        let grid = Grid::range(1_000 * step, 1_100 * step, step);
+        let w = metric_windows(grid, 7 * M, i64::MAX).unwrap_or_default();
+        let covered: Vec<i64> = w.iter().flat_map(|x| times(&x.grid)).collect();
+        assert_eq!(covered, times(&grid));
+        assert!(w[1..w.len() - 1].iter().all(|x| x.grid.len == 10));
     }
 
     #[test]
@@ -126,11 +130,11 @@ mod tests {
         assert!(w[0].closed && w[1].closed);
         assert!(!w[2].closed);
         assert_eq!(w[2].grid, Grid::range(2 * H, 2 * H + 10 * M, M));
-        // A window that ends after the fresh mark is live even if whole.
+        // A window that ends after the fresh mark is live.
         let w = metric_windows(grid, H, H + 58 * M).unwrap_or_default();
         assert!(!w[1].closed);
         assert_eq!(w[1].grid, Grid::range(H, 2 * H - M, M));
-        assert!(!w[0].closed || w[0].grid.last() <= H + 58 * M);
+        assert!(w[0].closed);
     }
 
     #[test]
@@ -139,11 +143,22 @@ mod tests {
         let step = 25 * M;
         let grid = Grid::range(0, 10 * step, step);
         let w = metric_windows(grid, H, i64::MAX).unwrap_or_default();
-        assert!(
-            w.iter()
-                .all(|x| x.grid.len == 3 && x.grid.start % (3 * step) == 0)
-        );
+        assert!(w.iter().all(|x| x.grid.start % (3 * step) == 0));
+        assert!(w[..3].iter().all(|x| x.grid.len == 3));
+        // The last is clipped to the request's eleventh step.
+        assert_eq!(w[3].grid, Grid::range(9 * step, 10 * step, step));
         assert_eq!(w.len(), 4);
+    }
+
+    #[test]
+    fn windows_near_the_end_of_time_do_not_overflow() {
+        let step = 7 * S;
+        let end = i64::MAX - i64::MAX.rem_euclid(step);
+        // The last window would end past i64::MAX: the query runs whole.
+        assert_eq!(
+            metric_windows(Grid::range(end - 3 * H, end, step), H, i64::MAX),
+            None
+        );
     }
 
     #[test]
@@ -154,6 +169,6 @@ mod tests {
         assert!(w.len() as i64 <= MAX_WINDOWS + 1, "{} windows", w.len());
         // Window lengths are the interval doubled, so boundaries stay aligned to 1 h.
         assert!(w.iter().all(|x| x.grid.start % H == 0));
-        assert_eq!(w[0].grid.len as i64 * M, 32 * H);
+        assert_eq!(w[1].grid.len as i64 * M, 32 * H);
     }
 }

@@ -1,9 +1,6 @@
-//! `--discover-service-name` and `--discover-log-levels`, and the request
-//! scope that hands the settings to the query handlers.
+//! `--discover-service-name` and `--discover-log-levels`; the settings reach
+//! requests in their [`crate::context::RequestContext`].
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
 use logsql_ast::Discovery;
 
 use super::SERVICE_NAME_LABELS;
@@ -58,24 +55,6 @@ pub fn loki_defaults() -> Discovery {
     }
 }
 
-tokio::task_local! {
-    static CURRENT: Discovery;
-}
-
-/// The discovery settings of the running request ([`Discovery::default`],
-/// nothing synthesized, outside [`layer`]).
-///
-/// A task-local, like the tenant, so handlers read it without a new
-/// parameter; it is copied into the plan, which is what the encoders read.
-pub fn current() -> Discovery {
-    CURRENT.try_with(Clone::clone).unwrap_or_default()
-}
-
-/// Middleware running each request with `discovery` as [`current`].
-pub async fn layer(State(discovery): State<Discovery>, req: Request, next: Next) -> Response {
-    CURRENT.scope(discovery, next.run(req)).await
-}
-
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -107,12 +86,5 @@ mod tests {
         let c = Cli::try_parse_from(["x", "--discover-service-name", "app,job"]).unwrap();
         assert_eq!(c.d.settings().service_name_labels, ["app", "job"]);
         assert!(c.d.settings().log_levels);
-    }
-
-    #[tokio::test]
-    async fn current_follows_the_scope() {
-        assert_eq!(current(), Discovery::default());
-        let got = CURRENT.scope(loki_defaults(), async { current() }).await;
-        assert_eq!(got, loki_defaults());
     }
 }
