@@ -88,9 +88,7 @@ fn lines(t0: i64, tag: &str) -> String {
 /// Stream-labels-only lines (as Promtail pushes them): the six Kubernetes
 /// labels, level words in JSON, logfmt and plain text, no metadata.
 fn stream_label_lines(t0: i64, tag: &str) -> String {
-    let k8s = |pod: &str| {
-        json!({"namespace": "shop", "app": "tailed", "pod": pod, "container": "app", "cluster": "eu-1", "env": "prod"})
-    };
+    let k8s = |pod: &str| json!({"namespace": "shop", "app": "tailed", "pod": pod, "container": "app", "cluster": "eu-1", "env": "prod"});
     let line = |i: usize| match i {
         0 => format!(r#"{{"level":"INFO","msg":"{tag} line {i}"}}"#),
         1 => format!("lvl=error msg=\"{tag} line {i}\" took={}ms", i * 7),
@@ -178,7 +176,10 @@ fn cases(dataset: Dataset) -> Vec<(&'static str, bool)> {
             (r#"{namespace="shop"} |= "error""#, false),
             (r#"{service_name="tailed"}"#, true),
             (r#"{service_name="tailed"} | detected_level="error""#, false),
-            (r#"{app="tailed"} | json | logfmt | drop __error__, __error_details__"#, true),
+            (
+                r#"{app="tailed"} | json | logfmt | drop __error__, __error_details__"#,
+                true,
+            ),
         ],
         Dataset::Otel => vec![
             (r#"{service_name="tailed"}"#, false),

@@ -202,7 +202,10 @@ impl VictoriaLogs {
         )
         .await
         .expect("OTLP push to VictoriaLogs");
-        assert!(status == 200 || status == 204, "OTLP push failed: {status} {text}");
+        assert!(
+            status == 200 || status == 204,
+            "OTLP push failed: {status} {text}"
+        );
         self.flush().await;
     }
 }

@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::backend::Golden;
-pub use super::realistic::Dataset;
 use super::client;
 pub use super::compare::compare;
+pub use super::realistic::Dataset;
 
 /// Default start of a range query, relative to the base time.
 const DEFAULT_START: &str = "-1m";

@@ -250,8 +250,13 @@ pub fn stream_label_entries(base_ns: i64) -> Vec<Entry> {
         );
         // postgres: its own log prefix words, and a JSON `severity`.
         let line = match i % 5 {
-            0 => format!("2026-11-22 04:00:{:02} UTC [{i}] LOG:  checkpoint starting", i % 60),
-            1 => format!("ERROR:  duplicate key value violates unique constraint \"orders_pkey\" ({i})"),
+            0 => format!(
+                "2026-11-22 04:00:{:02} UTC [{i}] LOG:  checkpoint starting",
+                i % 60
+            ),
+            1 => format!(
+                "ERROR:  duplicate key value violates unique constraint \"orders_pkey\" ({i})"
+            ),
             2 => "WARNING:  there is no transaction in progress".to_string(),
             3 => format!(r#"{{"severity":"ERROR","msg":"replica lag {i}s"}}"#),
             _ => "no level here at all".to_string(),

@@ -64,6 +64,12 @@ pub async fn live(setup: Setup) {
 /// The replay against every recorded VictoriaLogs release.
 pub async fn replay(setup: Setup) {
     let suite = setup.suite;
+    // Every release is judged before the test fails, so one run lists the
+    // differences of all of them.
+    let mut all = differential::Verdict {
+        report: String::new(),
+        failures: Vec::new(),
+    };
     for release in VL_RELEASES {
         let (loki, vl) = suite.read_goldens(release);
         let tap = Tap::replaying(vl.exchanges).await;
@@ -89,6 +95,13 @@ pub async fn replay(setup: Setup) {
             &gaps,
         ));
         verdict.failures.extend(refresh);
-        differential::enforce(&verdict);
+        println!("{}", verdict.report);
+        all.failures.extend(
+            verdict
+                .failures
+                .into_iter()
+                .map(|f| format!("{release}: {f}")),
+        );
     }
+    differential::enforce(&all);
 }

@@ -280,10 +280,7 @@ pub(crate) const WALK: &[Req] = &[
         id: "wt.values_user_id",
         path: "/loki/api/v1/detected_field/user_id/values",
         mode: Mode::Values,
-        params: &[
-            ("query", r#"{service_name="checkout"}"#),
-            ("limit", "1000"),
-        ],
+        params: &[("query", r#"{service_name="checkout"}"#), ("limit", "1000")],
     },
     // Patterns tab.
     Req {
