@@ -4,25 +4,18 @@
 //! `discover_log_levels: true`, so every stream carries `service_name` and
 //! every entry `detected_level`, as Logs Drilldown sees them; lokivl runs
 //! with the same defaults (`flags::loki_defaults`) in front of VictoriaLogs,
-//! which stores what was pushed and has neither. Both get the dataset of
-//! `differential_loki` and the queries of
-//! `tests/data/differential_discovery_queries.txt`. With
+//! which stores what was pushed and has neither. Both get each dataset of
+//! `common::realistic` (one test each) and the queries of
+//! `tests/data/differential_discovery_queries.txt`, and lokivl is also asked
+//! through split and live windows and with the cache off. With
 //! `LOKIVL_RECORD_GOLDEN=1` the live test writes
-//! `tests/golden/victorialogs-<release>/differential_discovery/`, which the
+//! `tests/golden/victorialogs-<release>/differential_discovery[-<dataset>]/`, which the
 //! replay test (run in CI, for every recorded release) checks without servers.
 
 mod common;
 
-use common::backend::{Tap, VL_RELEASES, VictoriaLogs};
-use common::differential::{self, DISCOVERY};
-use common::loki::Loki;
-
-async fn start_lokivl(backend: &str) -> String {
-    common::start_lokivl_with(backend, |s| {
-        s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
-    })
-    .await
-}
+use common::differential::{DISCOVERY, DISCOVERY_OTEL, DISCOVERY_STREAM_LABELS, Suite};
+use common::suite_run::{self, Setup};
 
 /// Loki's config with its discovery defaults instead of the suite's `off`.
 fn with_discovery(config: String) -> String {
@@ -31,48 +24,43 @@ fn with_discovery(config: String) -> String {
         .replace("  discover_log_levels: false\n", "")
 }
 
+fn setup(suite: Suite) -> Setup {
+    Setup {
+        suite,
+        loki: with_discovery,
+        lokivl: |s| s.discovery = proxy::drilldown::discovery::flags::loki_defaults(),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_answers_like_a_real_loki() {
-    let Some((loki_bin, vl_bin)) = differential::servers() else {
-        return;
-    };
-    let base_ns = differential::base_ns();
-    let (loki, vl) = tokio::join!(
-        Loki::start_with(&loki_bin, with_discovery),
-        VictoriaLogs::start(&vl_bin)
-    );
-    let body = common::dataset::push_body(&common::dataset::differential_entries(base_ns));
-    loki.push(body.clone()).await;
-    vl.ingest(body).await;
+    suite_run::live(setup(DISCOVERY)).await;
+}
 
-    let queries = DISCOVERY.queries();
-    let tap = Tap::recording(&vl.url).await;
-    let lokivl = start_lokivl(&tap.url).await;
-    let (loki_answers, lokivl_answers) =
-        differential::ask_both(&loki.url, &lokivl, &queries, base_ns).await;
-    DISCOVERY.record_if_asked(&vl_bin, base_ns, &loki_answers, tap.recorded());
-    drop(loki);
-    drop(vl);
-    let verdict = differential::judge(
-        &queries,
-        &loki_answers,
-        &lokivl_answers,
-        &DISCOVERY.known_gaps(),
-    );
-    differential::enforce(&verdict);
+/// The stream-labels-only dataset: every `service_name` and
+/// `detected_level` is discovered, none is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_answers_like_a_real_loki_stream_labels() {
+    suite_run::live(setup(DISCOVERY_STREAM_LABELS)).await;
+}
+
+/// The OTel dataset: `service.name` and severity fields as OTLP stores them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_answers_like_a_real_loki_otel() {
+    suite_run::live(setup(DISCOVERY_OTEL)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_answers_like_the_recorded_loki() {
-    for release in VL_RELEASES {
-        let (loki, vl) = DISCOVERY.read_goldens(release);
-        let tap = Tap::replaying(vl.exchanges).await;
-        let lokivl = start_lokivl(&tap.url).await;
-        let queries = DISCOVERY.queries();
-        let answers = differential::ask_all(&lokivl, &queries, loki.base_ns).await;
-        println!("VictoriaLogs {release}:");
-        let verdict =
-            differential::judge(&queries, &loki.answers, &answers, &DISCOVERY.known_gaps());
-        differential::enforce(&verdict);
-    }
+    suite_run::replay(setup(DISCOVERY)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_answers_like_the_recorded_loki_stream_labels() {
+    suite_run::replay(setup(DISCOVERY_STREAM_LABELS)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_answers_like_the_recorded_loki_otel() {
+    suite_run::replay(setup(DISCOVERY_OTEL)).await;
 }

@@ -11,6 +11,15 @@
 //! `replay` compares lokivl with the answers recorded from every release
 //! without servers.
 //!
+//! `walkthrough_live_{stream_labels,otel}` walk Logs Drilldown through one
+//! service on the realistic datasets of `common::realistic`, where
+//! `service_name` and `detected_level` are discovered (see
+//! `differential_drilldown/walkthrough.rs`), asking lokivl as configured by
+//! default, through split and live windows and with the cache off; with
+//! `LOKIVL_RECORD_GOLDEN=1` they write
+//! `tests/golden/victorialogs-<release>/drilldown-walkthrough-<dataset>/`,
+//! which `walkthrough_replay_*` check without servers.
+//!
 //! Each request names how it is compared ([`Mode`]). Where Loki's numbers
 //! are estimates or samples (index bytes, volume bytes, pattern tokens), only
 //! what lokivl is meant to reproduce is compared; docs/compatibility.md
@@ -36,17 +45,31 @@ const PER_STREAM: i64 = 30;
 #[path = "differential_drilldown/requests.rs"]
 mod requests;
 
+#[path = "differential_drilldown/walkthrough.rs"]
+mod walkthrough;
+
+use common::realistic::Dataset;
 use requests::{Mode, REQS, Req};
+use walkthrough::WALK;
+
+/// End of the asked range after the base time: six minutes for the
+/// Drilldown dataset, eleven for the walk-through's realistic datasets.
+const END_S: i64 = 6 * 60;
+const WALK_END_S: i64 = 11 * 60;
 
 /// Which time form each endpoint gets, as Grafana sends it: the editor's
-/// stats hint and value pickers use ns, Drilldown's own calls RFC3339.
-fn time_params(req: &Req, base_ns: i64) -> [(String, String); 2] {
-    let (s, e) = (base_ns - 60 * SEC, base_ns + 6 * 60 * SEC);
-    let ns = matches!(req.mode, Mode::Stats | Mode::Values);
+/// stats hint and value pickers use ns, Drilldown's own calls RFC3339, data
+/// queries (through Grafana's datasource) ns, an instant query the end.
+fn time_params(req: &Req, base_ns: i64, end_s: i64) -> Vec<(String, String)> {
+    let (s, e) = (base_ns - 60 * SEC, base_ns + end_s * SEC);
+    if req.path.ends_with("/query") {
+        return vec![("time".into(), e.to_string())];
+    }
+    let ns = matches!(req.mode, Mode::Stats | Mode::Values) || req.path.ends_with("/query_range");
     let f = |t: i64| {
         if ns { t.to_string() } else { rfc3339(t) }
     };
-    [("start".into(), f(s)), ("end".into(), f(e))]
+    vec![("start".into(), f(s)), ("end".into(), f(e))]
 }
 
 /// `toISOString()` of a whole-millisecond time: `2026-08-22T10:00:00.000Z`.
@@ -72,13 +95,13 @@ fn rfc3339(ns: i64) -> String {
     )
 }
 
-fn url(base: &str, req: &Req, base_ns: i64) -> String {
+fn url(base: &str, req: &Req, base_ns: i64, end_s: i64) -> String {
     let mut params: Vec<(String, String)> = req
         .params
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
-    params.extend(time_params(req, base_ns));
+    params.extend(time_params(req, base_ns, end_s));
     let pairs: Vec<(&str, &str)> = params
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
@@ -148,10 +171,22 @@ fn golden_dir(release: &str) -> PathBuf {
     backend::golden_root(release).join("drilldown")
 }
 
-async fn ask(base: &str, req: &Req, base_ns: i64) -> Answer {
-    let full = url(base, req, base_ns);
+async fn ask(base: &str, req: &Req, base_ns: i64, end_s: i64) -> Answer {
+    let full = url(base, req, base_ns, end_s);
     let request = full[base.len()..].to_owned();
-    match client::get(&full, &[("X-Query-Tags", "Source=grafana-lokiexplore-app")]).await {
+    let tags = ("X-Query-Tags", "Source=grafana-lokiexplore-app");
+    // Data queries go through Grafana's datasource, which asks for
+    // categorized labels.
+    let data = req.path.ends_with("/query") || req.path.ends_with("/query_range");
+    let headers: &[(&str, &str)] = if data {
+        &[
+            tags,
+            ("X-Loki-Response-Encoding-Flags", "categorize-labels"),
+        ]
+    } else {
+        &[tags]
+    };
+    match client::get(&full, headers).await {
         Ok((status, _, body)) => {
             let mut body = serde_json::from_str(&body).unwrap_or(Value::String(body));
             if let Some(d) = body.get_mut("data").and_then(Value::as_object_mut) {
@@ -319,6 +354,15 @@ fn compare(mode: Mode, loki: &Answer, lokivl: &Answer) -> Option<String> {
             let (a, b) = (level_totals(l), level_totals(v));
             (a != b).then(|| format!("lines per level: loki {a:?}, lokivl {b:?}"))
         }
+        Mode::Query => {
+            let as_diff = |a: &Answer| common::differential::Answer {
+                request: a.request.clone(),
+                status: a.status,
+                json: a.body.is_object().then(|| a.body.clone()),
+                text: a.body.as_str().map(str::to_owned),
+            };
+            common::compare::compare(&as_diff(loki), &as_diff(lokivl))
+        }
         Mode::PatternsShape => patterns_shape(v)
             .map_err(|e| format!("lokivl {e}"))
             .and_then(|()| patterns_shape(l).map_err(|e| format!("loki {e}")))
@@ -326,10 +370,14 @@ fn compare(mode: Mode, loki: &Answer, lokivl: &Answer) -> Option<String> {
     }
 }
 
-/// Compares every request; panics with the list of differences.
-fn judge(loki: &BTreeMap<String, Answer>, lokivl: &BTreeMap<String, Answer>) {
+/// Compares every request of `reqs`; the differences.
+fn differences(
+    reqs: &[Req],
+    loki: &BTreeMap<String, Answer>,
+    lokivl: &BTreeMap<String, Answer>,
+) -> Vec<String> {
     let mut failures = Vec::new();
-    for req in REQS {
+    for req in reqs {
         let (Some(l), Some(v)) = (loki.get(req.id), lokivl.get(req.id)) else {
             failures.push(format!("{}: no recorded Loki answer; re-record", req.id));
             continue;
@@ -351,9 +399,15 @@ fn judge(loki: &BTreeMap<String, Answer>, lokivl: &BTreeMap<String, Answer>) {
     }
     println!(
         "drilldown parity: {}/{} equal",
-        REQS.len() - failures.len(),
-        REQS.len()
+        reqs.len() - failures.len(),
+        reqs.len()
     );
+    failures
+}
+
+/// Compares every request; panics with the list of differences.
+fn judge(loki: &BTreeMap<String, Answer>, lokivl: &BTreeMap<String, Answer>) {
+    let failures = differences(REQS, loki, lokivl);
     assert!(
         failures.is_empty(),
         "{} Drilldown difference(s) from Loki:\n{}",
@@ -430,7 +484,7 @@ async fn live() {
     // reads only the store, so it is asked after a flush.
     let mut loki_answers = BTreeMap::new();
     for req in REQS.iter().filter(|r| r.mode != Mode::Stats) {
-        loki_answers.insert(req.id.to_owned(), ask(&loki.url, req, base_ns).await);
+        loki_answers.insert(req.id.to_owned(), ask(&loki.url, req, base_ns, END_S).await);
     }
     assert_eq!(loki.post("/flush", String::new()).await, 204, "Loki flush");
     let probe = Req {
@@ -441,7 +495,7 @@ async fn live() {
     };
     let mut flushed = false;
     for _ in 0..60 {
-        let a = ask(&loki.url, &probe, base_ns).await;
+        let a = ask(&loki.url, &probe, base_ns, END_S).await;
         if a.body["entries"].as_u64().unwrap_or(0) > 0 {
             flushed = true;
             break;
@@ -450,14 +504,14 @@ async fn live() {
     }
     assert!(flushed, "Loki's index/stats stayed empty after /flush");
     for req in REQS.iter().filter(|r| r.mode == Mode::Stats) {
-        loki_answers.insert(req.id.to_owned(), ask(&loki.url, req, base_ns).await);
+        loki_answers.insert(req.id.to_owned(), ask(&loki.url, req, base_ns, END_S).await);
     }
 
     let tap = Tap::recording(&vl.url).await;
     let lokivl = start_lokivl(&tap.url).await;
     let mut lokivl_answers = BTreeMap::new();
     for req in REQS {
-        lokivl_answers.insert(req.id.to_owned(), ask(&lokivl, req, base_ns).await);
+        lokivl_answers.insert(req.id.to_owned(), ask(&lokivl, req, base_ns, END_S).await);
     }
     if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
         let release = backend::release_of(&vl_bin);
@@ -508,9 +562,226 @@ async fn replay() {
         let lokivl = start_lokivl(&tap.url).await;
         let mut answers = BTreeMap::new();
         for req in REQS {
-            answers.insert(req.id.to_owned(), ask(&lokivl, req, loki.base_ns).await);
+            answers.insert(
+                req.id.to_owned(),
+                ask(&lokivl, req, loki.base_ns, END_S).await,
+            );
         }
         println!("VictoriaLogs {release}:");
         judge(&loki.answers, &answers);
     }
+}
+
+/// Golden directory of the walk-through on `dataset`.
+fn walk_dir(release: &str, dataset: Dataset) -> PathBuf {
+    backend::golden_root(release).join(format!("drilldown-walkthrough-{}", dataset.name()))
+}
+
+/// lokivl with Loki's discovery defaults, as the walk-through needs
+/// `service_name` and `detected_level`.
+fn discovery(s: &mut proxy::config::Settings) {
+    s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+}
+
+/// Asks lokivl in front of `backend` every walk-through request: with the
+/// defaults, then with each of the differential variants (split and live
+/// windows, cache off). Returns `(variant, answers)`, the defaults first.
+///
+/// The walk-through's data is minutes old (the pattern ingester only mines
+/// recent lines), so which of `windows-5m`'s windows are closed depends on
+/// the clock: a replay, later, asks VictoriaLogs other ranges than the
+/// recording did. `replay` leaves that variant out (`live-windows-7m`
+/// splits the same ranges with every window live, whenever it runs).
+async fn ask_walk(
+    backend: &str,
+    base_ns: i64,
+    replay: bool,
+) -> Vec<(&'static str, BTreeMap<String, Answer>)> {
+    let mut setups: Vec<(&'static str, common::variants::Variant)> = vec![(
+        "default",
+        common::variants::Variant {
+            name: "default",
+            tune: |_| {},
+        },
+    )];
+    setups.extend(
+        common::variants::all()
+            .into_iter()
+            .filter(|v| !(replay && v.name == "windows-5m"))
+            .map(|v| (v.name, v)),
+    );
+    let mut out = Vec::new();
+    for (name, v) in setups {
+        let lokivl = common::start_lokivl_with(backend, |s| {
+            discovery(s);
+            (v.tune)(s);
+        })
+        .await;
+        let mut answers = BTreeMap::new();
+        for req in WALK {
+            answers.insert(
+                req.id.to_owned(),
+                ask(&lokivl, req, base_ns, WALK_END_S).await,
+            );
+        }
+        out.push((name, answers));
+    }
+    out
+}
+
+/// Every variant's differences from Loki, prefixed with the variant.
+fn walk_failures(
+    loki: &BTreeMap<String, Answer>,
+    answers: &[(&'static str, BTreeMap<String, Answer>)],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, lokivl) in answers {
+        println!("lokivl {name}:");
+        out.extend(
+            differences(WALK, loki, lokivl)
+                .into_iter()
+                .map(|f| format!("[{name}] {f}")),
+        );
+    }
+    out
+}
+
+/// The walk-through live on `dataset` (see `walkthrough.rs`).
+async fn walkthrough_live(dataset: Dataset) {
+    let Some((loki_bin, vl_bin)) = common::differential::servers() else {
+        return;
+    };
+    // Recent data for the pattern ingester; the last entry (base + 10 min)
+    // lies a minute before now.
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs() as i64;
+    let base_ns = (now_s - 11 * 60).div_euclid(10) * 10 * SEC;
+    let (loki, vl) = tokio::join!(
+        Loki::start_with(&loki_bin, |config| {
+            let config = config
+                .replace("  discover_service_name: []\n", "")
+                .replace(
+                    "pattern_ingester:\n  enabled: false",
+                    "pattern_ingester:\n  enabled: true",
+                )
+                .replace(
+                    "discover_log_levels: false",
+                    "discover_log_levels: true\n  pattern_rate_threshold: 0",
+                );
+            assert!(
+                !config.contains("discover_service_name")
+                    && config.contains("pattern_rate_threshold"),
+                "tests/data/loki.yaml changed shape; update the walk-through's overrides"
+            );
+            config
+        }),
+        VictoriaLogs::start(&vl_bin)
+    );
+    dataset.push(base_ns, &loki, &vl).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut loki_answers = BTreeMap::new();
+    for req in WALK {
+        loki_answers.insert(
+            req.id.to_owned(),
+            ask(&loki.url, req, base_ns, WALK_END_S).await,
+        );
+    }
+    let tap = Tap::recording(&vl.url).await;
+    let answers = ask_walk(&tap.url, base_ns, false).await;
+    if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
+        let release = backend::release_of(&vl_bin);
+        let dir = walk_dir(&release, dataset);
+        std::fs::create_dir_all(&dir).expect("create golden dir");
+        let write = |name: &str, text: String| {
+            std::fs::write(dir.join(name), text + "\n").expect("write golden");
+        };
+        write(
+            "loki.json",
+            serde_json::to_string_pretty(&LokiGolden {
+                base_ns,
+                answers: loki_answers.clone(),
+            })
+            .expect("serialize"),
+        );
+        write(
+            "victorialogs.json",
+            serde_json::to_string_pretty(&VlGolden {
+                base_ns,
+                exchanges: tap.recorded(),
+            })
+            .expect("serialize"),
+        );
+        println!("recorded {}", dir.display());
+    }
+    println!("walk-through on dataset {}:", dataset.name());
+    let failures = walk_failures(&loki_answers, &answers);
+    assert!(
+        failures.is_empty(),
+        "{} walk-through difference(s) from Loki on {}:\n{}",
+        failures.len(),
+        dataset.name(),
+        failures.join("\n")
+    );
+}
+
+/// The walk-through replayed from every release's goldens.
+async fn walkthrough_replay(dataset: Dataset) {
+    let mut all = Vec::new();
+    for release in backend::VL_RELEASES {
+        let dir = walk_dir(release, dataset);
+        let read = |name: &str| {
+            std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| {
+                panic!(
+                    "{}/{name}: {e}; record it with LOKIVL_LOKI_BIN=... \
+                     LOKIVL_VL_BIN=<VictoriaLogs {release}> LOKIVL_RECORD_GOLDEN=1 \
+                     cargo test -p proxy --test differential_drilldown walkthrough_live",
+                    dir.display()
+                )
+            })
+        };
+        let loki: LokiGolden = serde_json::from_str(&read("loki.json")).expect("loki.json");
+        let vl: VlGolden =
+            serde_json::from_str(&read("victorialogs.json")).expect("victorialogs.json");
+        assert_eq!(
+            loki.base_ns, vl.base_ns,
+            "golden files of {release} from different recordings"
+        );
+        let tap = Tap::replaying(vl.exchanges).await;
+        let answers = ask_walk(&tap.url, loki.base_ns, true).await;
+        println!(
+            "VictoriaLogs {release}, walk-through on dataset {}:",
+            dataset.name()
+        );
+        let failures = walk_failures(&loki.answers, &answers);
+        all.extend(failures.into_iter().map(|f| format!("{release}: {f}")));
+    }
+    assert!(
+        all.is_empty(),
+        "{} walk-through difference(s) from the recorded Loki on {}:\n{}",
+        all.len(),
+        dataset.name(),
+        all.join("\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn walkthrough_live_stream_labels() {
+    walkthrough_live(Dataset::StreamLabels).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn walkthrough_live_otel() {
+    walkthrough_live(Dataset::Otel).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn walkthrough_replay_stream_labels() {
+    walkthrough_replay(Dataset::StreamLabels).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn walkthrough_replay_otel() {
+    walkthrough_replay(Dataset::Otel).await;
 }

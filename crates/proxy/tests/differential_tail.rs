@@ -4,6 +4,9 @@
 //! the entries pushed after the sockets opened (every stream element and
 //! value, in time order; how they are cut into frames depends on timing).
 //!
+//! One test per dataset of `common::realistic` (the current lines with and
+//! without discovery; stream labels only and OTLP with discovery).
+//!
 //! Live only: it needs `LOKIVL_LOKI_BIN` and `LOKIVL_VL_BIN` (or `loki` and
 //! `victoria-logs` on PATH) and skips with one line otherwise. A tail has no
 //! golden replay; CI checks lokivl's frames against a fake VictoriaLogs
@@ -15,6 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::backend::VictoriaLogs;
 use common::loki::Loki;
+use common::realistic::Dataset;
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -81,6 +85,112 @@ fn lines(t0: i64, tag: &str) -> String {
     ])
 }
 
+/// Stream-labels-only lines (as Promtail pushes them): the six Kubernetes
+/// labels, level words in JSON, logfmt and plain text, no metadata.
+fn stream_label_lines(t0: i64, tag: &str) -> String {
+    let k8s = |pod: &str| json!({"namespace": "shop", "app": "tailed", "pod": pod, "container": "app", "cluster": "eu-1", "env": "prod"});
+    let line = |i: usize| match i {
+        0 => format!(r#"{{"level":"INFO","msg":"{tag} line {i}"}}"#),
+        1 => format!("lvl=error msg=\"{tag} line {i}\" took={}ms", i * 7),
+        2 => format!("WARNING {tag} line {i} slow"),
+        _ => format!("{tag} line {i} without a level"),
+    };
+    push_body(&[
+        (
+            k8s("tailed-0"),
+            (0..4)
+                .map(|i| (t0 + i as i64 * 1_000_000, line(i), json!({})))
+                .collect(),
+        ),
+        (
+            k8s("tailed-1"),
+            vec![(t0 + 500_000, format!("err: plain {tag} text"), json!({}))],
+        ),
+    ])
+}
+
+/// The same entries as an OpenTelemetry collector sends them (OTLP).
+fn otel_lines(t0: i64, tag: &str) -> Vec<u8> {
+    use common::otlp::{Record, ResourceLogs, Value as Attr};
+    let sev = [("INFO", 9), ("ERROR", 17), ("", 13), ("", 0)];
+    common::otlp::encode(&[ResourceLogs {
+        resource: vec![
+            ("service.name".into(), "tailed".into()),
+            ("k8s.namespace.name".into(), "shop".into()),
+        ],
+        records: (0..4)
+            .map(|i| Record {
+                time_ns: t0 + i as i64 * 1_000_000,
+                severity_number: sev[i].1,
+                severity_text: sev[i].0.into(),
+                body: format!("{tag} line {i} error={}", i % 2),
+                attributes: vec![("attempt".into(), Attr::Int(i as i64))],
+            })
+            .collect(),
+    }])
+}
+
+/// Pushes `tag`'s lines of `dataset` at `t0` to both servers.
+async fn push_both(dataset: Dataset, loki: &Loki, vl: &VictoriaLogs, t0: i64, tag: &str) {
+    match dataset {
+        Dataset::Current | Dataset::StreamLabels => {
+            let body = if dataset == Dataset::Current {
+                lines(t0, tag)
+            } else {
+                stream_label_lines(t0, tag)
+            };
+            loki.push(body.clone()).await;
+            vl.ingest(body).await;
+        }
+        Dataset::Otel => {
+            let body = otel_lines(t0, tag);
+            let st = loki
+                .post_bytes("/otlp/v1/logs", "application/x-protobuf", body.clone())
+                .await;
+            assert!(st == 204 || st == 200, "Loki OTLP push: {st}");
+            vl.ingest_otlp(body).await;
+        }
+    }
+}
+
+/// The tail queries asked on `dataset`, each with or without the
+/// categorize-labels flag.
+fn cases(dataset: Dataset) -> Vec<(&'static str, bool)> {
+    match dataset {
+        Dataset::Current => vec![
+            (r#"{app="tailed"}"#, false),
+            (r#"{app="tailed"} |= "error""#, true),
+            (r#"{app="tailed"} | logfmt | level="error""#, false),
+            (r#"{app="tailed"} | logfmt | drop took"#, false),
+            (r#"{app="tailed"} | logfmt"#, true),
+            (r#"{app="tailed"} |= "line""#, false),
+            (r#"{app="tailed"} | env="prod""#, false),
+            (
+                r#"{env="prod", app="tailed"} | line_format "{{.env}}: {{__line__}}""#,
+                true,
+            ),
+        ],
+        Dataset::StreamLabels => vec![
+            (r#"{app="tailed"}"#, false),
+            (r#"{app="tailed"}"#, true),
+            (r#"{namespace="shop"} |= "error""#, false),
+            (r#"{service_name="tailed"}"#, true),
+            (r#"{service_name="tailed"} | detected_level="error""#, false),
+            (
+                r#"{app="tailed"} | json | logfmt | drop __error__, __error_details__"#,
+                true,
+            ),
+        ],
+        Dataset::Otel => vec![
+            (r#"{service_name="tailed"}"#, false),
+            (r#"{service_name="tailed"}"#, true),
+            (r#"{k8s_namespace_name="shop"} |= "error=1""#, false),
+            (r#"{service_name="tailed"} | detected_level="error""#, true),
+            (r#"{service_name="tailed"} | logfmt"#, false),
+        ],
+    }
+}
+
 /// Every text frame that arrives within `wait` (pings skipped).
 async fn frames(ws: &mut Ws, wait: Duration) -> Vec<Value> {
     let deadline = Instant::now() + wait;
@@ -92,7 +202,12 @@ async fn frames(ws: &mut Ws, wait: Duration) -> Vec<Value> {
                 out.push(serde_json::from_str(&t).expect("a JSON frame"));
             }
             Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => {}
-            Ok(other) => panic!("unexpected {other:?}"),
+            // A socket that ends or breaks becomes a `closed` frame, so the
+            // comparison names the side that dropped it.
+            Ok(other) => {
+                out.push(json!({ "closed": format!("{other:?}") }));
+                return out;
+            }
             Err(_) => return out,
         }
     }
@@ -133,17 +248,30 @@ fn entries(frames: &[Value]) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tail_frames_like_a_real_loki() {
-    compare_tails(false).await;
+    compare_tails(false, Dataset::Current).await;
 }
 
 /// The same with Loki's default label discovery on both sides: frames
 /// carry `service_name`, and `detected_level` where Loki sends metadata.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tail_frames_like_a_real_loki_with_discovery() {
-    compare_tails(true).await;
+    compare_tails(true, Dataset::Current).await;
 }
 
-async fn compare_tails(discovery: bool) {
+/// Stream labels only, as Promtail pushes them, with discovery on: every
+/// `service_name` and `detected_level` is discovered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tail_frames_like_a_real_loki_stream_labels() {
+    compare_tails(true, Dataset::StreamLabels).await;
+}
+
+/// OTLP to both servers, with discovery on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tail_frames_like_a_real_loki_otel() {
+    compare_tails(true, Dataset::Otel).await;
+}
+
+async fn compare_tails(discovery: bool, dataset: Dataset) {
     let Some((loki_bin, vl_bin)) = common::differential::servers() else {
         return;
     };
@@ -167,23 +295,9 @@ async fn compare_tails(discovery: bool) {
     })
     .await;
     let history_t = now_ns() - 20_000_000_000;
-    let history = lines(history_t, "history");
-    loki.push(history.clone()).await;
-    vl.ingest(history).await;
+    push_both(dataset, &loki, &vl, history_t, "history").await;
 
-    let cases = [
-        (r#"{app="tailed"}"#, false),
-        (r#"{app="tailed"} |= "error""#, true),
-        (r#"{app="tailed"} | logfmt | level="error""#, false),
-        (r#"{app="tailed"} | logfmt | drop took"#, false),
-        (r#"{app="tailed"} | logfmt"#, true),
-        (r#"{app="tailed"} |= "line""#, false),
-        (r#"{app="tailed"} | env="prod""#, false),
-        (
-            r#"{env="prod", app="tailed"} | line_format "{{.env}}: {{__line__}}""#,
-            true,
-        ),
-    ];
+    let cases = cases(dataset);
     let start = history_t - 5_000_000_000;
     let mut sockets = Vec::new();
     for (query, categorize) in cases {
@@ -204,9 +318,7 @@ async fn compare_tails(discovery: bool) {
         );
         histories.push((lf, vf));
     }
-    let live = lines(now_ns(), "live");
-    loki.push(live.clone()).await;
-    vl.ingest(live).await;
+    push_both(dataset, &loki, &vl, now_ns(), "live").await;
 
     let mut failures = Vec::new();
     for ((query, categorize, l, v), (l_hist, v_hist)) in sockets.iter_mut().zip(histories) {
@@ -214,7 +326,10 @@ async fn compare_tails(discovery: bool) {
             frames(l, Duration::from_secs(3)),
             frames(v, Duration::from_secs(3))
         );
-        let case = format!("{query} (categorize-labels: {categorize}, discovery: {discovery})");
+        let case = format!(
+            "{query} (dataset: {}, categorize-labels: {categorize}, discovery: {discovery})",
+            dataset.name()
+        );
         if l_hist.is_empty() || l_hist != v_hist {
             failures.push(format!(
                 "{case}: history frames differ\n  loki   {}\n  lokivl {}",
@@ -231,14 +346,15 @@ async fn compare_tails(discovery: bool) {
                 Value::from(ve)
             ));
         }
-        for f in l_live.iter().chain(&v_live) {
+        let sides = l_live.iter().map(|f| ("loki", f));
+        for (side, f) in sides.chain(v_live.iter().map(|f| ("lokivl", f))) {
             let keys: Vec<&String> = f
                 .as_object()
                 .map(|o| o.keys().collect())
                 .unwrap_or_default();
             let known = ["streams", "dropped_entries", "encodingFlags"];
             if !keys.iter().all(|k| known.contains(&k.as_str())) {
-                failures.push(format!("{case}: unexpected frame keys {keys:?}"));
+                failures.push(format!("{case}: {side} sent unexpected frame {f}"));
             }
         }
         println!(

@@ -191,6 +191,23 @@ impl VictoriaLogs {
         );
         self.flush().await;
     }
+
+    /// Pushes an OTLP protobuf logs request, as an OpenTelemetry
+    /// collector's `otlphttp` exporter does, and makes it searchable.
+    pub async fn ingest_otlp(&self, body: Vec<u8>) {
+        let (status, _, text) = client::post(
+            &format!("{}/insert/opentelemetry/v1/logs", self.url),
+            "application/x-protobuf",
+            body,
+        )
+        .await
+        .expect("OTLP push to VictoriaLogs");
+        assert!(
+            status == 200 || status == 204,
+            "OTLP push failed: {status} {text}"
+        );
+        self.flush().await;
+    }
 }
 
 #[derive(Clone)]

@@ -20,6 +20,7 @@ use serde_json::Value;
 use super::backend::Golden;
 use super::client;
 pub use super::compare::compare;
+pub use super::realistic::Dataset;
 
 /// Default start of a range query, relative to the base time.
 const DEFAULT_START: &str = "-1m";
@@ -222,13 +223,14 @@ pub fn parse_queries(text: &str) -> Result<Vec<Query>, String> {
     Ok(out)
 }
 
-/// A differential suite: its query list and known gaps (in `tests/data`)
-/// and its golden directory (in `tests/golden`).
+/// A differential suite: its query list and known gaps (in `tests/data`),
+/// the dataset it pushes and its golden directory (in `tests/golden`).
 #[derive(Debug, Clone, Copy)]
 pub struct Suite {
     pub queries: &'static str,
     pub gaps: &'static str,
     pub golden: &'static str,
+    pub dataset: Dataset,
 }
 
 /// Loki and lokivl with label discovery off (`differential_loki`).
@@ -236,6 +238,26 @@ pub const MAIN: Suite = Suite {
     queries: "differential_queries.txt",
     gaps: "differential_known_gaps.txt",
     golden: "differential",
+    dataset: Dataset::Current,
+};
+
+/// The main suite on the stream-labels-only dataset: the queries of
+/// `differential_realistic_queries.txt`, which name the labels Promtail
+/// and OTel collectors store.
+pub const MAIN_STREAM_LABELS: Suite = Suite {
+    queries: "differential_realistic_queries.txt",
+    gaps: "differential_stream-labels_known_gaps.txt",
+    golden: "differential-stream-labels",
+    dataset: Dataset::StreamLabels,
+};
+
+/// The main suite on the OTel dataset (same queries as
+/// [`MAIN_STREAM_LABELS`]).
+pub const MAIN_OTEL: Suite = Suite {
+    queries: "differential_realistic_queries.txt",
+    gaps: "differential_otel_known_gaps.txt",
+    golden: "differential-otel",
+    dataset: Dataset::Otel,
 };
 
 /// Loki and lokivl with Loki's default label discovery
@@ -244,6 +266,24 @@ pub const DISCOVERY: Suite = Suite {
     queries: "differential_discovery_queries.txt",
     gaps: "differential_discovery_known_gaps.txt",
     golden: "differential_discovery",
+    dataset: Dataset::Current,
+};
+
+/// The discovery suite on the stream-labels-only dataset, where every
+/// `service_name` and `detected_level` must be discovered.
+pub const DISCOVERY_STREAM_LABELS: Suite = Suite {
+    queries: "differential_discovery_queries.txt",
+    gaps: "differential_discovery_stream-labels_known_gaps.txt",
+    golden: "differential_discovery-stream-labels",
+    dataset: Dataset::StreamLabels,
+};
+
+/// The discovery suite on the OTel dataset (`service.name`, severity fields).
+pub const DISCOVERY_OTEL: Suite = Suite {
+    queries: "differential_discovery_queries.txt",
+    gaps: "differential_discovery_otel_known_gaps.txt",
+    golden: "differential_discovery-otel",
+    dataset: Dataset::Otel,
 };
 
 impl Suite {

@@ -114,6 +114,15 @@ impl Loki {
         .unwrap_or(0)
     }
 
+    /// POSTs `body` as `content_type` to `path`; the status, or 0 when
+    /// Loki cannot be reached (the OTLP push of the OTel dataset).
+    pub async fn post_bytes(&self, path: &str, content_type: &str, body: Vec<u8>) -> u16 {
+        client::post(&format!("{}{path}", self.url), content_type, body)
+            .await
+            .map(|a| a.0)
+            .unwrap_or(0)
+    }
+
     /// Pushes a Loki JSON push body.
     pub async fn push(&self, body: String) {
         let (status, _, text) = client::post(

@@ -10,6 +10,9 @@ pub mod compare;
 pub mod dataset;
 pub mod differential;
 pub mod loki;
+pub mod otlp;
+pub mod realistic;
+pub mod suite_run;
 pub mod variants;
 
 /// Starts lokivl's router on a free loopback port, pointed at `backend`.

@@ -51,9 +51,24 @@ pub async fn ask_all(
     queries: &[Query],
     base_ns: i64,
 ) -> Vec<(&'static str, BTreeMap<String, Answer>)> {
+    ask_all_on(backend, queries, base_ns, |_| {}).await
+}
+
+/// Like [`ask_all`], each variant's settings tuned by `base` first (the
+/// discovery suite's Loki defaults).
+pub async fn ask_all_on(
+    backend: &str,
+    queries: &[Query],
+    base_ns: i64,
+    base: fn(&mut proxy::config::Settings),
+) -> Vec<(&'static str, BTreeMap<String, Answer>)> {
     let mut out = Vec::new();
     for v in all() {
-        let lokivl = super::start_lokivl_with(backend, v.tune).await;
+        let lokivl = super::start_lokivl_with(backend, |s| {
+            base(s);
+            (v.tune)(s);
+        })
+        .await;
         out.push((
             v.name,
             differential::ask_all(&lokivl, queries, base_ns).await,
@@ -118,8 +133,23 @@ pub async fn refresh_failures(
     loki: &BTreeMap<String, Answer>,
     base_ns: i64,
 ) -> Vec<String> {
-    let split = super::start_lokivl_with(&tap.url, windowed()[0].tune).await;
-    let unsplit = super::start_lokivl(&tap.url).await;
+    refresh_failures_on(tap, queries, loki, base_ns, |_| {}).await
+}
+
+/// Like [`refresh_failures`], both lokivl's settings tuned by `base` first.
+pub async fn refresh_failures_on(
+    tap: &Tap,
+    queries: &[Query],
+    loki: &BTreeMap<String, Answer>,
+    base_ns: i64,
+    base: fn(&mut proxy::config::Settings),
+) -> Vec<String> {
+    let split = super::start_lokivl_with(&tap.url, |s| {
+        base(s);
+        (windowed()[0].tune)(s);
+    })
+    .await;
+    let unsplit = super::start_lokivl_with(&tap.url, base).await;
     let mut out = Vec::new();
     let picked = refreshable(queries, loki, 12);
     if picked.is_empty() {

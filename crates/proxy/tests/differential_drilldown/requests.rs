@@ -27,6 +27,9 @@ pub(crate) enum Mode {
     /// answers none for these 60 logfmt lines over five levels) while lokivl
     /// reports every cluster of the lines mined: envelope and shapes only.
     PatternsShape,
+    /// `query`, `query_range`, `labels`: compared as the differential
+    /// suites compare them (`common::compare`), exact.
+    Query,
 }
 
 /// One request of the comparison.
