@@ -435,23 +435,25 @@ async fn fetch_levels(
         vl_start,
         vl_end,
     };
-    // Every entry counted, grouped by stream and level fields; the groups
-    // where no level field is set are the entries whose level is in the line.
-    let by = discovered::level_grouping(level.keep);
-    let (counted, unleveled): (Vec<_>, Vec<_>) = bucketed::fetch(
+    // Every entry counted, grouped by stream, level fields and the level
+    // VictoriaLogs computes from the line when no level field is set; the
+    // groups it could not classify are the residue read as rows.
+    let by = discovered::line_level_grouping(level.keep);
+    let pipes = discovered::line_level_pipes();
+    let (residue, counted): (Vec<_>, Vec<_>) = bucketed::fetch(
         state,
         &b,
-        |o| level.plan.stats_query(bucket, o, &by),
+        |o| level.plan.stats_query_after(bucket, o, &by, &pipes),
         |body, g| buckets::decode_by_stream(body, g),
     )
     .await?
     .into_iter()
-    .partition(|s| discovered::has_level(&s.labels));
-    let any_unleveled = !unleveled.is_empty();
+    .partition(|s| discovered::is_residue(&s.labels));
+    let any_residue = !residue.is_empty();
     let mut series = discovered::with_levels(counted, level.discovery, level.derived, level.keep)?;
-    // Only when there are such entries are their lines read (usually every
-    // entry or none has a level field, so this saves a request).
-    if any_unleveled {
+    // Only when there are such entries are their lines read (lines whose
+    // level key VictoriaLogs cannot locate exactly).
+    if any_residue {
         series.extend(fetch_unleveled(state, input, grid, level, work).await?);
     }
     let spec = WindowSpec {
@@ -478,9 +480,10 @@ async fn fetch_levels(
     .await
 }
 
-/// The entries of `level.plan` without a level field, read as rows whose
-/// `detected_level` comes from the line (from the request's row budget),
-/// as series of [`fetch_levels`].
+/// The entries of `level.plan` without a level field whose line's level
+/// VictoriaLogs left to the proxy ([`logsql_ast::line_level::RESIDUE`]),
+/// read as rows whose `detected_level` comes from the line (from the
+/// request's row budget), as series of [`fetch_levels`].
 async fn fetch_unleveled(
     state: &AppState,
     input: &RangeInput<'_>,
@@ -500,7 +503,9 @@ async fn fetch_unleveled(
     ]);
     let budget = work.budgets.rows.clone();
     let q = format!(
-        "{unleveled} | {} | {}",
+        "{unleveled}{} | filter {} | {} | {}",
+        discovered::line_level_pipes(),
+        logsql_ast::line_level::residue_filter(),
         MetricPipe::Fields(discovered::row_fields(level.keep)),
         logsql_ast::Pipe::Limit(rows_limit(&budget))
     );
