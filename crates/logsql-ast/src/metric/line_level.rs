@@ -128,7 +128,7 @@ fn json_shape() -> Filter {
 fn json_regex(keys: &[&str]) -> String {
     let keys: Vec<String> = keys.iter().map(|k| crate::quote::quote_meta(k)).collect();
     format!(
-        r#"^[{SPACE}]*\{{(?:[^{{\[]*?,)?{JSON_SPACE}"(?P<{JSON_KEY}>{})"{JSON_SPACE}:{JSON_SPACE}"(?P<{JSON_VALUE}>(?:[^"\\]|\\.)*)""#,
+        r#"^[{SPACE}]*\{{(?:[^{{\[]*?,)??{JSON_SPACE}"(?P<{JSON_KEY}>{})"{JSON_SPACE}:{JSON_SPACE}"(?P<{JSON_VALUE}>(?:[^"\\]|\\.)*)""#,
         keys.join("|")
     )
 }
