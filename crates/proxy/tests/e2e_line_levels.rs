@@ -374,7 +374,12 @@ async fn line_levels_in_victorialogs_match_the_row_derivation() {
         skip("Loki");
         return;
     };
-    let loki = common::loki::Loki::start(&loki_bin).await;
+    // Loki's discovery defaults instead of the suite config's `off`.
+    let loki = common::loki::Loki::start_with(&loki_bin, |c| {
+        c.replace("  discover_service_name: []\n", "")
+            .replace("  discover_log_levels: false\n", "")
+    })
+    .await;
     loki.push(push_body(&data)).await;
     let q = r#"sum by (detected_level, service_name) (count_over_time({app=~".+"}[1m]))"#;
     let mut from_loki = BTreeMap::new();
