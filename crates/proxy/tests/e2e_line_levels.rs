@@ -5,7 +5,8 @@
 //! row-by-row derivation (`proxy::drilldown::discovery`, itself checked
 //! against Loki 3.7); then Drilldown's `sum by (detected_level)` through
 //! lokivl with a row budget far below the entries counted, and, when
-//! `LOKIVL_LOKI_BIN` is set, against Loki itself.
+//! `LOKIVL_LOKI_BIN` is set, line by line against the `detected_level`
+//! Loki 3.7 stored.
 
 mod common;
 
@@ -77,6 +78,17 @@ const TEMPLATES: &[(&str, bool)] = &[
     (r#"  {"log.level":"W"}  "#, false),
     (r#"{"log":{"level":"W"}}"#, false),
     (r#"[{"level":"W"}]"#, true),
+    (
+        r#"{"msg":"a \"q\" \\ \u00e9","n":-1.5e3,"ok":true,"x":null,"level":"W"}"#,
+        true,
+    ),
+    ("{\n  \"ts\": 1,\r\n  \"level\" :\t\"W\"\n}", true),
+    (r#"{"level":null,"lvl":"W","severity":"info"}"#, true),
+    (r#"{"level":"W\n"}"#, false),
+    ("{\"level\":\"W\u{1}\"}", false),
+    (r#"{"a":[1],"level":"W"}"#, false),
+    (r#"{"level":"W"} trailing }"#, true),
+    ("\u{a0}{\"level\":\"W\"}\u{3000}", false),
     // logfmt.
     ("ts=1 level=W msg=x", true),
     ("level=W", true),
@@ -94,6 +106,13 @@ const TEMPLATES: &[(&str, bool)] = &[
     ("ts=1 msg=x severity=W lvl=debug", false),
     ("level=W level=info", false),
     ("log.level=W", false),
+    ("ts=1\tlevel=W\rmsg=x", true),
+    ("msg=héllo level=W", true),
+    ("a=b=c level=W", false),
+    ("foo level=W", false),
+    ("level=W\u{1} x", false),
+    ("Severity=W LvL=info", true),
+    ("lvl=W severity_text=info", false),
 ];
 
 /// `w` in three cases.
@@ -193,10 +212,8 @@ fn push_body(data: &[Entry]) -> String {
     let streams: Vec<Value> = streams
         .into_iter()
         .map(|(s, values)| {
-            let labels: serde_json::Map<String, Value> = s
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), json!(v)))
-                .collect();
+            let labels: serde_json::Map<String, Value> =
+                s.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect();
             json!({"stream": labels, "values": values})
         })
         .collect();
@@ -266,7 +283,12 @@ async fn counts(base: &str, q: &str) -> BTreeMap<String, String> {
         &url(
             base,
             "/loki/api/v1/query_range",
-            &[("query", q), ("start", &start), ("end", &end), ("step", "60")],
+            &[
+                ("query", q),
+                ("start", &start),
+                ("end", &end),
+                ("step", "60"),
+            ],
         ),
         &[],
     )
@@ -339,7 +361,10 @@ async fn line_levels_in_victorialogs_match_the_row_derivation() {
     // derivation's, with a row budget far below the entries counted (the
     // residue alone is read as rows).
     let budget = residue + 10;
-    assert!(budget + exact / 2 < lines.len(), "reading every line would fail");
+    assert!(
+        budget + exact / 2 < lines.len(),
+        "reading every line would fail"
+    );
     let base = common::start_lokivl_with(&vl.url, |s| {
         s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
         s.work.max_rows = budget;
@@ -381,14 +406,74 @@ async fn line_levels_in_victorialogs_match_the_row_derivation() {
     })
     .await;
     loki.push(push_body(&data)).await;
-    let q = r#"sum by (detected_level, service_name) (count_over_time({app=~".+"}[1m]))"#;
-    let mut from_loki = BTreeMap::new();
+    let from_loki = loki_levels(&loki.url, data.len()).await;
+    // Line by line: where VictoriaLogs classified a line, Loki agrees.
+    let mut row_gaps = Vec::new();
+    for l in &lines {
+        let loki_level = from_loki.get(&l.line).map(String::as_str);
+        let vl_level = got.get(&l.line).map(String::as_str);
+        if vl_level != Some(logsql_ast::line_level::RESIDUE) {
+            assert_eq!(
+                vl_level, loki_level,
+                "Loki 3.7 and VictoriaLogs: {:?}",
+                l.line
+            );
+        } else if loki_level != Some(level_from_line(&l.line)) {
+            row_gaps.push((l.line.clone(), loki_level.map(str::to_owned)));
+        }
+    }
+    // The residue is derived row by row; where that derivation is not
+    // Loki's, it is one of these known gaps of the logfmt key search (Loki
+    // stops at a syntax error, takes an empty value, and matches the
+    // unsanitized `log.level`), never a line VictoriaLogs classified.
+    let known = ["a=b=c level=", "level= lvl=", "log.level="];
+    for (line, loki_level) in &row_gaps {
+        assert!(
+            known.iter().any(|k| line.starts_with(k)),
+            "row derivation and Loki differ on {line:?}: {loki_level:?}"
+        );
+    }
+}
+
+/// `line → detected_level` as Loki stored it for the stream without levels.
+async fn loki_levels(loki: &str, n: usize) -> BTreeMap<String, String> {
+    let (start, end) = (
+        ((BASE_S - 60) * 1_000_000_000).to_string(),
+        ((BASE_S + 60) * 1_000_000_000).to_string(),
+    );
+    let mut out = BTreeMap::new();
     for _ in 0..40 {
-        from_loki = counts(&loki.url, q).await;
-        if from_loki.values().filter_map(|v| v.parse::<usize>().ok()).sum::<usize>() == data.len() {
+        let (st, _, b) = get(
+            &url(
+                loki,
+                "/loki/api/v1/query_range",
+                &[
+                    ("query", r#"{app="lines"}"#),
+                    ("start", &start),
+                    ("end", &end),
+                    ("limit", &n.to_string()),
+                ],
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+        assert_eq!(st, 200, "{b}");
+        let v: Value = serde_json::from_str(&b).unwrap();
+        out.clear();
+        for s in v["data"]["result"].as_array().unwrap() {
+            let level = s["stream"]["detected_level"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned();
+            for e in s["values"].as_array().unwrap() {
+                out.insert(e[1].as_str().unwrap().to_owned(), level.clone());
+            }
+        }
+        if out.len() >= n - 24 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
-    assert_eq!(from_loki, by_service, "Loki 3.7 and lokivl");
+    out
 }

@@ -564,6 +564,55 @@ mod tests {
         assert_eq!(out[0].buckets, vec![(10, st(5.0, 0.0))]);
     }
 
+    /// Groups without a level field take the level VictoriaLogs computed
+    /// from the line; a level field wins over it; the residue and groups
+    /// without a computed level are left to the rows.
+    #[test]
+    fn line_levels_map_groups_without_level_fields() {
+        let ll = LINE_LEVEL;
+        let stream = ("_stream", r#"{app="a"}"#);
+        assert!(!is_residue(&l(&[stream, (ll, "warn")])));
+        assert!(is_residue(&l(&[stream, (ll, "residue")])));
+        assert!(is_residue(&l(&[stream])));
+        assert!(!is_residue(&l(&[
+            stream,
+            ("level", "info"),
+            (ll, "residue")
+        ])));
+        let series = vec![
+            BucketSeries {
+                labels: l(&[stream, (ll, "warn")]),
+                buckets: vec![(10, st(2.0, 0.0))],
+            },
+            BucketSeries {
+                labels: l(&[stream, ("level", "ERR"), (ll, "info")]),
+                buckets: vec![(10, st(3.0, 0.0))],
+            },
+            BucketSeries {
+                labels: l(&[stream, (ll, "unknown")]),
+                buckets: vec![(10, st(1.0, 0.0))],
+            },
+        ];
+        let derived = Derived {
+            service_name: false,
+            level: true,
+        };
+        let keep = vec!["detected_level".to_owned()];
+        let out = with_levels(series, &on(), derived, &keep).unwrap();
+        let got: Vec<(Labels, f64)> = out
+            .iter()
+            .map(|s| (s.labels.clone(), s.buckets[0].1.count))
+            .collect();
+        let lv = |v: &str| l(&[("detected_level", v)]);
+        assert_eq!(
+            got,
+            vec![(lv("error"), 3.0), (lv("unknown"), 1.0), (lv("warn"), 2.0)]
+        );
+        let by = line_level_grouping(&["detected_level".into(), "env".into()]);
+        assert_eq!(by.first().map(String::as_str), Some("env"));
+        assert_eq!(&by[by.len() - 2..], &[ll.to_owned(), "_stream".to_owned()]);
+    }
+
     #[test]
     fn level_fields_are_label_names() {
         let f = level_fields();
