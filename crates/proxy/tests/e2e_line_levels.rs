@@ -477,3 +477,64 @@ async fn loki_levels(loki: &str, n: usize) -> BTreeMap<String, String> {
     }
     out
 }
+
+/// The residue read as rows is bounded: past the row budget or the answer
+/// size, a 400 with the bound's wording, never a 5xx.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn residue_rows_are_bounded() {
+    let Some(bin) = backend::find_vl_binary() else {
+        skip("VictoriaLogs");
+        return;
+    };
+    // Nested JSON keys: every line is residue.
+    let data: Vec<Entry> = (0..300)
+        .map(|i| Entry {
+            stream: vec![("app", "nested")],
+            line: format!(r#"{{"ctx":{{"id":{i},"level":"warn"}},"msg":"padding padding padding"}}"#),
+            metadata: Vec::new(),
+        })
+        .collect();
+    let vl = VictoriaLogs::start(&bin).await;
+    vl.ingest(push_body(&data)).await;
+    let q = r#"sum by (detected_level) (count_over_time({app="nested"}[1m]))"#;
+    let ask = |base: String| async move {
+        let (start, end) = (
+            ((BASE_S + 60) * 1_000_000_000).to_string(),
+            ((BASE_S + 120) * 1_000_000_000).to_string(),
+        );
+        get(
+            &url(
+                &base,
+                "/loki/api/v1/query_range",
+                &[("query", q), ("start", &start), ("end", &end), ("step", "60")],
+            ),
+            &[],
+        )
+        .await
+        .unwrap()
+    };
+    let defaults = proxy::drilldown::discovery::flags::loki_defaults;
+    // Within the bounds: every line read and derived (warn, nested).
+    let base = common::start_lokivl_with(&vl.url, |s| s.discovery = defaults()).await;
+    assert_eq!(
+        counts(&base, q).await,
+        expected(&data, false),
+        "residue derived row by row"
+    );
+    let base = common::start_lokivl_with(&vl.url, |s| {
+        s.discovery = defaults();
+        s.work.max_rows = 100;
+    })
+    .await;
+    let (st, _, body) = ask(base).await;
+    assert_eq!(st, 400, "{body}");
+    assert!(body.contains("more than 100 entries fall in the query range"), "{body}");
+    let base = common::start_lokivl_with(&vl.url, |s| {
+        s.discovery = defaults();
+        s.backend_options.max_response_bytes = 8000;
+    })
+    .await;
+    let (st, _, body) = ask(base).await;
+    assert_eq!(st, 400, "{body}");
+    assert!(body.contains("the query would read too many bytes"), "{body}");
+}
