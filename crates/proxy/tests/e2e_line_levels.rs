@@ -329,6 +329,24 @@ fn expected(data: &[Entry], with_service: bool) -> BTreeMap<String, String> {
     out.into_iter().map(|(k, n)| (k, n.to_string())).collect()
 }
 
+/// Counts per full label set: stream labels, metadata, `detected_level`
+/// (the derived one replaces a stored one) and `service_name`.
+fn expected_all(data: &[Entry]) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    for e in data {
+        let mut labels: BTreeMap<&str, String> = BTreeMap::new();
+        for (k, v) in e.stream.iter().chain(&e.metadata) {
+            labels.insert(k, (*v).to_owned());
+        }
+        labels.insert("detected_level", e.level());
+        let app = labels["app"].clone();
+        labels.insert("service_name", app);
+        let key: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        *out.entry(key.join(",")).or_default() += 1;
+    }
+    out.into_iter().map(|(k, n)| (k, n.to_string())).collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn line_levels_in_victorialogs_match_the_row_derivation() {
     let Some(bin) = backend::find_vl_binary() else {
@@ -375,6 +393,10 @@ async fn line_levels_in_victorialogs_match_the_row_derivation() {
     let q = r#"sum by (detected_level, service_name) (count_over_time({app=~".+"}[1m]))"#;
     let by_service = counts(&base, q).await;
     assert_eq!(by_service, expected(&data, true), "{q}");
+    // Without `by` every label is kept: the stream's, the metadata and the
+    // synthesized ones, as the row derivation gives them.
+    let q = r#"count_over_time({app=~".+"}[1m])"#;
+    assert_eq!(counts(&base, q).await, expected_all(&data), "{q}");
     // Only the classified lines: no row is read at all.
     let q = r#"sum by (detected_level) (count_over_time({app="lines"} |~ "^[a-z]+ x$" [1m]))"#;
     let want: BTreeMap<String, String> = {
@@ -490,7 +512,9 @@ async fn residue_rows_are_bounded() {
     let data: Vec<Entry> = (0..300)
         .map(|i| Entry {
             stream: vec![("app", "nested")],
-            line: format!(r#"{{"ctx":{{"id":{i},"level":"warn"}},"msg":"padding padding padding"}}"#),
+            line: format!(
+                r#"{{"ctx":{{"id":{i},"level":"warn"}},"msg":"padding padding padding"}}"#
+            ),
             metadata: Vec::new(),
         })
         .collect();
@@ -506,7 +530,12 @@ async fn residue_rows_are_bounded() {
             &url(
                 &base,
                 "/loki/api/v1/query_range",
-                &[("query", q), ("start", &start), ("end", &end), ("step", "60")],
+                &[
+                    ("query", q),
+                    ("start", &start),
+                    ("end", &end),
+                    ("step", "60"),
+                ],
             ),
             &[],
         )
@@ -528,7 +557,10 @@ async fn residue_rows_are_bounded() {
     .await;
     let (st, _, body) = ask(base).await;
     assert_eq!(st, 400, "{body}");
-    assert!(body.contains("more than 100 entries fall in the query range"), "{body}");
+    assert!(
+        body.contains("more than 100 entries fall in the query range"),
+        "{body}"
+    );
     let base = common::start_lokivl_with(&vl.url, |s| {
         s.discovery = defaults();
         s.backend_options.max_response_bytes = 8000;
@@ -536,5 +568,8 @@ async fn residue_rows_are_bounded() {
     .await;
     let (st, _, body) = ask(base).await;
     assert_eq!(st, 400, "{body}");
-    assert!(body.contains("the query would read too many bytes"), "{body}");
+    assert!(
+        body.contains("the query would read too many bytes"),
+        "{body}"
+    );
 }

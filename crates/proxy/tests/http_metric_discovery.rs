@@ -275,10 +275,24 @@ async fn without_discovery_detected_level_is_a_stored_field() {
 
 #[tokio::test]
 async fn series_without_by_carry_the_synthesized_labels() {
-    // Levels on: every entry has `detected_level`, so the series split by it.
+    // Levels on: every entry has `detected_level`, so the series split by
+    // it, counted in VictoriaLogs by every field (the level of lines
+    // without a level field computed there).
+    let stats = concat!(
+        r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"api\"}","app":"api","__lokivl_ll":"error","__lokivl_c":"1"}"#,
+        "\n",
+        r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"api\"}","app":"api","__lokivl_ll":"unknown","__lokivl_c":"1"}"#,
+        "\n",
+        r#"{"_time":"1970-01-01T00:16:00.000000001Z","_stream":"{app=\"api\"}","app":"api","level":"WRN","__lokivl_c":"1"}"#,
+        "\n",
+    );
+    let fields = r#"{"values":[{"value":"_msg","hits":3},{"value":"app","hits":3},{"value":"level","hits":1},{"value":"_stream","hits":3}]}"#;
     let h = proxy_with(
         loki_defaults(),
-        vec![("/select/logsql/query", Canned::ok(ROWS))],
+        vec![
+            ("/select/logsql/query", Canned::ok(stats)),
+            ("/select/logsql/field_names", Canned::ok(fields)),
+        ],
     )
     .await;
     let a = range(&h.base, r#"count_over_time({app="api"}[1m])"#).await;
@@ -296,6 +310,13 @@ async fn series_without_by_carry_the_synthesized_labels() {
             json!({"app": "api", "detected_level": "unknown", "service_name": "api"}),
             json!({"app": "api", "detected_level": "warn", "level": "WRN", "service_name": "api"}),
         ]
+    );
+    let q = queries(&h);
+    assert_eq!(q.len(), 1, "no rows read: {q:?}");
+    assert!(
+        q[0].ends_with(r#""severity_number", "__lokivl_ll", _stream) count() "__lokivl_c""#),
+        "{}",
+        q[0]
     );
 
     // Levels off: counted in VictoriaLogs per stream, `service_name` added.

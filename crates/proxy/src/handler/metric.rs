@@ -295,15 +295,28 @@ async fn fetch(
     let discovery = crate::drilldown::discovery::flags::current();
     let derived = Derived::of(&input.need, &discovery);
     let lowered = RangePlan::lower(r, &discovery);
-    if let (Ok(plan), Need::Only(keep)) = (&lowered, &input.need)
+    if let Ok(plan) = &lowered
         && derived.level
         && plan.unwrap.is_none()
         && !plan.needs_raw()
         && r.op != RangeOp::AbsentOverTime
     {
+        let (fields, keep) = match &input.need {
+            Need::Only(keep) => (keep.clone(), keep.clone()),
+            // Every label: the fields of the selected entries (by their
+            // names in VictoriaLogs, kept by their label names) and the
+            // synthesized ones.
+            Need::All => {
+                let (s, e) = (grid.start - offset - range + 1, grid.last() - offset);
+                let fields = discover(state, plan, s, e).await?;
+                let keep = discovered::all_labels(&fields, derived);
+                (fields, keep)
+            }
+        };
         let level = Leveled {
             plan,
-            keep,
+            fields: &fields,
+            keep: &keep,
             discovery: &discovery,
             derived,
         };
@@ -404,6 +417,9 @@ async fn fetch(
 /// keep, and the labels to synthesize.
 struct Leveled<'a> {
     plan: &'a RangePlan,
+    /// The needed fields by their VictoriaLogs names.
+    fields: &'a [String],
+    /// The labels of the series (Loki names).
     keep: &'a [String],
     discovery: &'a logsql_ast::Discovery,
     derived: Derived,
@@ -438,7 +454,7 @@ async fn fetch_levels(
     // Every entry counted, grouped by stream, level fields and the level
     // VictoriaLogs computes from the line when no level field is set; the
     // groups it could not classify are the residue read as rows.
-    let by = discovered::line_level_grouping(level.keep);
+    let by = discovered::line_level_grouping(level.fields);
     let pipes = discovered::line_level_pipes();
     let (residue, counted): (Vec<_>, Vec<_>) = bucketed::fetch(
         state,
@@ -506,7 +522,7 @@ async fn fetch_unleveled(
         "{unleveled}{} | filter {} | {} | {}",
         discovered::line_level_pipes(),
         logsql_ast::line_level::residue_filter(),
-        MetricPipe::Fields(discovered::row_fields(level.keep)),
+        MetricPipe::Fields(discovered::row_fields(level.fields)),
         logsql_ast::Pipe::Limit(rows_limit(&budget))
     );
     let mut body = post(state, &q, vl_start, vl_end).await?;

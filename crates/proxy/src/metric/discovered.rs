@@ -309,6 +309,25 @@ pub fn with_levels(
     Ok(merge(by_labels))
 }
 
+/// The labels of a series needing every label (`Need::All`): each of
+/// `fields` (VictoriaLogs names, as Loki label names) and the synthesized
+/// labels `derived` asks for.
+pub fn all_labels(fields: &[String], derived: Derived) -> Vec<String> {
+    let mut out: Vec<String> = fields
+        .iter()
+        .map(|f| sanitize_label_name(f).into_owned())
+        .collect();
+    if derived.level {
+        out.push(DETECTED_LEVEL.to_owned());
+    }
+    if derived.service_name {
+        out.push(SERVICE_NAME.to_owned());
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Keeps only the `keep` labels of each series and merges series that then
 /// agree, so counts from rows join [`with_levels`]' groups.
 pub fn keep_only(series: Vec<BucketSeries>, keep: &[String]) -> Vec<BucketSeries> {
