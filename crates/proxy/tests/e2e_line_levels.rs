@@ -275,9 +275,14 @@ fn urlencode(s: &str) -> String {
 }
 
 async fn counts(base: &str, q: &str) -> BTreeMap<String, String> {
+    counts_over(base, q, BASE_S + 60, BASE_S + 120).await
+}
+
+/// `labels → value at BASE+60 s` of a range query from `start_s` to `end_s`.
+async fn counts_over(base: &str, q: &str, start_s: i64, end_s: i64) -> BTreeMap<String, String> {
     let (start, end) = (
-        ((BASE_S + 60) * 1_000_000_000).to_string(),
-        ((BASE_S + 120) * 1_000_000_000).to_string(),
+        (start_s * 1_000_000_000).to_string(),
+        (end_s * 1_000_000_000).to_string(),
     );
     let (st, _, b) = get(
         &url(
@@ -393,6 +398,15 @@ async fn line_levels_in_victorialogs_match_the_row_derivation() {
     let q = r#"sum by (detected_level, service_name) (count_over_time({app=~".+"}[1m]))"#;
     let by_service = counts(&base, q).await;
     assert_eq!(by_service, expected(&data, true), "{q}");
+    // Split into windows of 10 minutes (each window counts the same way).
+    let windowed = common::start_lokivl_with(&vl.url, |s| {
+        s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+        s.work.max_rows = budget;
+        s.cache.windows.interval = std::time::Duration::from_secs(600);
+    })
+    .await;
+    let long = counts_over(&windowed, q, BASE_S - 3600, BASE_S + 3600).await;
+    assert_eq!(long, by_service, "{q} over windows");
     // Without `by` every label is kept: the stream's, the metadata and the
     // synthesized ones, as the row derivation gives them.
     let q = r#"count_over_time({app=~".+"}[1m])"#;

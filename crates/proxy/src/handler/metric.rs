@@ -120,11 +120,17 @@ pub async fn range(
                 tenant: crate::tenant::current(),
             };
             let (state, expr, work) = (state.clone(), Arc::new(expr.clone()), work.clone());
+            // Window tasks are spawned: the discovery settings go with them.
+            let discovery = crate::drilldown::discovery::flags::current();
             crate::window::metric::run(ctx, &q, grid, w, move |g: Grid| {
                 let (state, expr, work) = (state.clone(), Arc::clone(&expr), work.clone());
+                let discovery = discovery.clone();
                 // Boxed: the window task stays small (debug builds copy
                 // large futures through every poll frame).
-                async move { Box::pin(matrix(&state, &expr, &g, &work)).await }
+                async move {
+                    let m = Box::pin(matrix(&state, &expr, &g, &work));
+                    crate::drilldown::discovery::flags::scope(discovery, m).await
+                }
             })
             .await?
         }

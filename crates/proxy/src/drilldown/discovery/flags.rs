@@ -71,6 +71,12 @@ pub fn current() -> Discovery {
     CURRENT.try_with(Clone::clone).unwrap_or_default()
 }
 
+/// Runs `f` with `discovery` as [`current`]: for work a request spawns
+/// (metric windows), which task-locals do not follow.
+pub async fn scope<F: std::future::Future>(discovery: Discovery, f: F) -> F::Output {
+    CURRENT.scope(discovery, f).await
+}
+
 /// Middleware running each request with `discovery` as [`current`].
 pub async fn layer(State(discovery): State<Discovery>, req: Request, next: Next) -> Response {
     CURRENT.scope(discovery, next.run(req)).await
