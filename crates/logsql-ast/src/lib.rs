@@ -37,6 +37,7 @@ pub use lower::{Discovery, loki_order, lower_log, lower_selector};
 pub mod discovered {
     pub use crate::lower::discovery::{DETECTED_LEVEL, SERVICE_NAME, UNKNOWN_SERVICE};
 }
+pub use metric::line_level;
 pub use metric::{
     MetricPipe, NUMBER_FIELD, RangePlan, StatsFunc, VALUE_FIELD, ValueScale, bucket_start,
     guard_regex,

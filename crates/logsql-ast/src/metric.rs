@@ -13,6 +13,7 @@
 //! filters, `line_format`…), counting in VictoriaLogs would be wrong, so the
 //! lowering refuses with [`LowerError::Unsupported`].
 
+pub mod line_level;
 mod stats;
 mod unwrap;
 
@@ -109,7 +110,21 @@ impl RangePlan {
     /// `b ≡ offset`, v1.51: `b ≡ −offset (mod bucket)`; see [`bucket_start`]).
     /// `by` are the VictoriaLogs fields to group by.
     pub fn stats_query(&self, bucket_ns: i64, offset_ns: i64, by: &[String]) -> String {
+        self.stats_query_after(bucket_ns, offset_ns, by, "")
+    }
+
+    /// [`RangePlan::stats_query`] with `pipes` (each starting with ` | `)
+    /// between the selection and the statistics, e.g. the pipes computing
+    /// a line's level ([`crate::line_level::pipes`]) to group by.
+    pub fn stats_query_after(
+        &self,
+        bucket_ns: i64,
+        offset_ns: i64,
+        by: &[String],
+        pipes: &str,
+    ) -> String {
         let mut q = self.selection();
+        q.push_str(pipes);
         if self.funcs().contains(&StatsFunc::SumSquares) {
             q.push_str(" | ");
             q.push_str(&MetricPipe::Square.to_string());

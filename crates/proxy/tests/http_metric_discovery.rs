@@ -188,18 +188,27 @@ async fn sum_by_detected_level_counts_level_fields_in_vl_and_lines_in_rows() {
     let stats = q.iter().find(|q| q.contains(" | stats ")).unwrap();
     let rows = q.iter().find(|q| !q.contains(" | stats ")).unwrap();
     assert!(stats.starts_with(r#"{service_name="api" or "#), "{stats}");
-    // Every entry is counted; a group without a level field calls for the rows.
-    assert!(!stats.contains(r#""detected_level":* or "#), "{stats}");
+    // Every entry is counted, with the level VictoriaLogs computes from the
+    // line where no level field is set; a group without either (or marked
+    // residue) calls for the rows.
     assert!(
-        stats.ends_with(r#""severity_number", _stream) count() "__lokivl_c""#),
+        stats.contains(r#" | extract_regexp if ("__lokivl_lc":="json") "#),
         "{stats}"
     );
-    // Only lines without a level field are read, with only the fields needed, bounded.
+    assert!(
+        stats.ends_with(r#""severity_number", "__lokivl_ll", _stream) count() "__lokivl_c""#),
+        "{stats}"
+    );
+    // Only the residue lines without a level field are read, with only the
+    // fields needed, bounded.
     assert!(
         rows.contains(r#" and !("detected_level":* or "level":* or "#),
         "{rows}"
     );
-    assert!(rows.contains(" | fields _time, _msg, _stream, "), "{rows}");
+    assert!(
+        rows.contains(r#" | filter "__lokivl_ll":="residue" | fields _time, _msg, _stream, "#),
+        "{rows}"
+    );
     assert!(rows.ends_with(" | limit 500001"), "{rows}");
 }
 
@@ -219,6 +228,30 @@ async fn sum_by_detected_level_reads_no_rows_when_every_entry_has_a_level_field(
     let q = seen.lock().unwrap().clone();
     assert_eq!(q.len(), 1, "only the stats request: {q:?}");
     assert!(q[0].contains(" | stats "), "{q:?}");
+}
+
+#[tokio::test]
+async fn sum_by_detected_level_takes_line_levels_from_victorialogs() {
+    // The group without a level field comes with the level VictoriaLogs
+    // computed from its lines: no row is read.
+    let stats = LEVEL_STATS.replacen(
+        r#""_stream":"{app=\"api\"}","__lokivl_c":"4""#,
+        r#""_stream":"{app=\"api\"}","__lokivl_ll":"warn","__lokivl_c":"4""#,
+        1,
+    );
+    assert_ne!(stats, LEVEL_STATS);
+    let (a, seen) = drilldown_levels(&stats).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(
+        a.json()["data"]["result"],
+        json!([
+            {"metric": {"detected_level": "error"}, "values": [[960, "2"], [1020, "5"]]},
+            {"metric": {"detected_level": "info"}, "values": [[960, "1"]]},
+            {"metric": {"detected_level": "warn"}, "values": [[960, "4"]]},
+        ])
+    );
+    let q = seen.lock().unwrap().clone();
+    assert_eq!(q.len(), 1, "only the stats request: {q:?}");
 }
 
 #[tokio::test]
@@ -242,10 +275,24 @@ async fn without_discovery_detected_level_is_a_stored_field() {
 
 #[tokio::test]
 async fn series_without_by_carry_the_synthesized_labels() {
-    // Levels on: every entry has `detected_level`, so the series split by it.
+    // Levels on: every entry has `detected_level`, so the series split by
+    // it, counted in VictoriaLogs by every field (the level of lines
+    // without a level field computed there).
+    let stats = concat!(
+        r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"api\"}","app":"api","__lokivl_ll":"error","__lokivl_c":"1"}"#,
+        "\n",
+        r#"{"_time":"1970-01-01T00:15:00.000000001Z","_stream":"{app=\"api\"}","app":"api","__lokivl_ll":"unknown","__lokivl_c":"1"}"#,
+        "\n",
+        r#"{"_time":"1970-01-01T00:16:00.000000001Z","_stream":"{app=\"api\"}","app":"api","level":"WRN","__lokivl_c":"1"}"#,
+        "\n",
+    );
+    let fields = r#"{"values":[{"value":"_msg","hits":3},{"value":"app","hits":3},{"value":"level","hits":1},{"value":"_stream","hits":3}]}"#;
     let h = proxy_with(
         loki_defaults(),
-        vec![("/select/logsql/query", Canned::ok(ROWS))],
+        vec![
+            ("/select/logsql/query", Canned::ok(stats)),
+            ("/select/logsql/field_names", Canned::ok(fields)),
+        ],
     )
     .await;
     let a = range(&h.base, r#"count_over_time({app="api"}[1m])"#).await;
@@ -263,6 +310,13 @@ async fn series_without_by_carry_the_synthesized_labels() {
             json!({"app": "api", "detected_level": "unknown", "service_name": "api"}),
             json!({"app": "api", "detected_level": "warn", "level": "WRN", "service_name": "api"}),
         ]
+    );
+    let q = queries(&h);
+    assert_eq!(q.len(), 1, "no rows read: {q:?}");
+    assert!(
+        q[0].ends_with(r#""severity_number", "__lokivl_ll", _stream) count() "__lokivl_c""#),
+        "{}",
+        q[0]
     );
 
     // Levels off: counted in VictoriaLogs per stream, `service_name` added.

@@ -292,15 +292,28 @@ async fn fetch(
     let discovery = ctx.discovery();
     let derived = Derived::of(&input.need, discovery);
     let lowered = RangePlan::lower(r, discovery);
-    if let (Ok(plan), Need::Only(keep)) = (&lowered, &input.need)
+    if let Ok(plan) = &lowered
         && derived.level
         && plan.unwrap.is_none()
         && !plan.needs_raw()
         && r.op != RangeOp::AbsentOverTime
     {
+        let (fields, keep) = match &input.need {
+            Need::Only(keep) => (keep.clone(), keep.clone()),
+            // Every label: the fields of the selected entries (by their
+            // names in VictoriaLogs, kept by their label names) and the
+            // synthesized ones.
+            Need::All => {
+                let (s, e) = (grid.start - offset - range + 1, grid.last() - offset);
+                let fields = discover(state, ctx, plan, s, e).await?;
+                let keep = discovered::all_labels(&fields, derived);
+                (fields, keep)
+            }
+        };
         let level = Leveled {
             plan,
-            keep,
+            fields: &fields,
+            keep: &keep,
             discovery,
             derived,
         };
@@ -401,6 +414,9 @@ async fn fetch(
 /// keep, and the labels to synthesize.
 struct Leveled<'a> {
     plan: &'a RangePlan,
+    /// The needed fields by their VictoriaLogs names.
+    fields: &'a [String],
+    /// The labels of the series (Loki names).
     keep: &'a [String],
     discovery: &'a logsql_ast::Discovery,
     derived: Derived,
@@ -433,24 +449,26 @@ async fn fetch_levels(
         vl_start,
         vl_end,
     };
-    // Every entry counted, grouped by stream and level fields; the groups
-    // where no level field is set are the entries whose level is in the line.
-    let by = discovered::level_grouping(level.keep);
-    let (counted, unleveled): (Vec<_>, Vec<_>) = bucketed::fetch(
+    // Every entry counted, grouped by stream, level fields and the level
+    // VictoriaLogs computes from the line when no level field is set; the
+    // groups it could not classify are the residue read as rows.
+    let by = discovered::line_level_grouping(level.fields);
+    let pipes = discovered::line_level_pipes();
+    let (residue, counted): (Vec<_>, Vec<_>) = bucketed::fetch(
         state,
         ctx,
         &b,
-        |o| level.plan.stats_query(bucket, o, &by),
+        |o| level.plan.stats_query_after(bucket, o, &by, &pipes),
         |body, g| buckets::decode_by_stream(body, g),
     )
     .await?
     .into_iter()
-    .partition(|s| discovered::has_level(&s.labels));
-    let any_unleveled = !unleveled.is_empty();
+    .partition(|s| discovered::is_residue(&s.labels));
+    let any_residue = !residue.is_empty();
     let mut series = discovered::with_levels(counted, level.discovery, level.derived, level.keep)?;
-    // Only when there are such entries are their lines read (usually every
-    // entry or none has a level field, so this saves a request).
-    if any_unleveled {
+    // Only when there are such entries are their lines read (lines whose
+    // level key VictoriaLogs cannot locate exactly).
+    if any_residue {
         series.extend(fetch_unleveled(state, ctx, input, grid, level, work).await?);
     }
     let spec = WindowSpec {
@@ -477,9 +495,10 @@ async fn fetch_levels(
     .await
 }
 
-/// The entries of `level.plan` without a level field, read as rows whose
-/// `detected_level` comes from the line (from the request's row budget),
-/// as series of [`fetch_levels`].
+/// The entries of `level.plan` without a level field whose line's level
+/// VictoriaLogs left to the proxy ([`logsql_ast::line_level::RESIDUE`]),
+/// read as rows whose `detected_level` comes from the line (from the
+/// request's row budget), as series of [`fetch_levels`].
 async fn fetch_unleveled(
     state: &AppState,
     ctx: &RequestContext,
@@ -500,8 +519,10 @@ async fn fetch_unleveled(
     ]);
     let budget = work.budgets.rows.clone();
     let q = format!(
-        "{unleveled} | {} | {}",
-        MetricPipe::Fields(discovered::row_fields(level.keep)),
+        "{unleveled}{} | filter {} | {} | {}",
+        discovered::line_level_pipes(),
+        logsql_ast::line_level::residue_filter(),
+        MetricPipe::Fields(discovered::row_fields(level.fields)),
         logsql_ast::Pipe::Limit(rows_limit(&budget))
     );
     let mut body = post(state, ctx, &q, vl_start, vl_end).await?;

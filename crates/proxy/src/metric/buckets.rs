@@ -71,7 +71,9 @@ pub fn labels_of<'a>(fields: impl IntoIterator<Item = (&'a str, &'a str)>) -> La
     normalize(
         fields
             .into_iter()
-            .filter(|(n, _)| !n.starts_with("__lokivl_"))
+            // Scratch fields are dropped, but for the line's level a level
+            // grouping asks for ([`super::discovered::line_level_grouping`]).
+            .filter(|(n, _)| !n.starts_with("__lokivl_") || *n == super::discovered::LINE_LEVEL)
             .map(|(n, v)| (sanitize_label_name(n).into_owned(), v.to_owned()))
             .collect(),
     )

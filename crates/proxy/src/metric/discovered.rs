@@ -179,6 +179,45 @@ pub fn has_level_field() -> logsql_ast::Filter {
     )
 }
 
+/// The level fields of Loki's JSON and logfmt lines, by priority: every
+/// one of Loki's `log_level_fields` (a dotted one is a JSON key too).
+pub fn line_level_keys() -> &'static [&'static str] {
+    LEVEL_FIELDS
+}
+
+/// The pipes computing the level of the lines of entries without a
+/// [`level_fields`] field ([`logsql_ast::line_level::pipes`]), and the
+/// grouping that adds it to [`level_grouping`].
+pub fn line_level_pipes() -> String {
+    logsql_ast::line_level::pipes(
+        &logsql_ast::Filter::not(has_level_field()),
+        line_level_keys(),
+    )
+}
+
+/// [`level_grouping`] plus the line's level computed by [`line_level_pipes`].
+pub fn line_level_grouping(labels: &[String]) -> Vec<String> {
+    let mut out = level_grouping(labels);
+    out.insert(out.len() - 1, LINE_LEVEL.to_owned());
+    out
+}
+
+/// The field [`line_level_pipes`] sets.
+pub const LINE_LEVEL: &str = logsql_ast::line_level::LEVEL_FIELD;
+
+/// Whether a group of a [`line_level_grouping`] answer counts entries whose
+/// level the pipes left to the proxy (no level field, and the line's level
+/// is [`logsql_ast::line_level::RESIDUE`] or missing): their rows are read.
+pub fn is_residue(labels: &Labels) -> bool {
+    if has_level(labels) {
+        return false;
+    }
+    labels
+        .iter()
+        .find(|(n, _)| n == LINE_LEVEL)
+        .is_none_or(|(_, v)| v == logsql_ast::line_level::RESIDUE)
+}
+
 /// The `stats` grouping for [`with_levels`]: the needed labels without the
 /// synthesized ones, the level fields and `_stream`.
 pub fn level_grouping(labels: &[String]) -> Vec<String> {
@@ -213,6 +252,13 @@ pub fn with_levels(
     for s in series {
         let mut labels = s.labels;
         let stream = take_stream(&mut labels);
+        // The line's level, when VictoriaLogs computed it: it is the
+        // entries' level only when no level field is set.
+        let line_level = labels
+            .iter()
+            .position(|(n, _)| n == LINE_LEVEL)
+            .map(|i| labels.remove(i).1)
+            .filter(|_| !has_level(&labels));
         let pairs = parse_stream(&stream)
             .map_err(|e| EngineError::Backend(format!("invalid _stream {stream:?}: {e}")))?;
         let stream_labels: Vec<(String, String)> = pairs
@@ -235,9 +281,10 @@ pub fn with_levels(
         let mut out: Labels = Vec::new();
         if derived.level {
             // A stream label of that name is the entry's, as in the row path.
-            let level = match stream_get(DETECTED_LEVEL) {
-                Some(v) => v.to_owned(),
-                None => level_of(level_label(stream_get), &meta_get, "").to_owned(),
+            let level = match (stream_get(DETECTED_LEVEL), line_level) {
+                (Some(v), _) => v.to_owned(),
+                (None, Some(line)) => line,
+                (None, None) => level_of(level_label(stream_get), &meta_get, "").to_owned(),
             };
             out.push((DETECTED_LEVEL.to_owned(), level));
         }
@@ -260,6 +307,25 @@ pub fn with_levels(
             .extend(s.buckets);
     }
     Ok(merge(by_labels))
+}
+
+/// The labels of a series needing every label (`Need::All`): each of
+/// `fields` (VictoriaLogs names, as Loki label names) and the synthesized
+/// labels `derived` asks for.
+pub fn all_labels(fields: &[String], derived: Derived) -> Vec<String> {
+    let mut out: Vec<String> = fields
+        .iter()
+        .map(|f| sanitize_label_name(f).into_owned())
+        .collect();
+    if derived.level {
+        out.push(DETECTED_LEVEL.to_owned());
+    }
+    if derived.service_name {
+        out.push(SERVICE_NAME.to_owned());
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Keeps only the `keep` labels of each series and merges series that then
@@ -515,6 +581,55 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].labels, l(&[("detected_level", "info")]));
         assert_eq!(out[0].buckets, vec![(10, st(5.0, 0.0))]);
+    }
+
+    /// Groups without a level field take the level VictoriaLogs computed
+    /// from the line; a level field wins over it; the residue and groups
+    /// without a computed level are left to the rows.
+    #[test]
+    fn line_levels_map_groups_without_level_fields() {
+        let ll = LINE_LEVEL;
+        let stream = ("_stream", r#"{app="a"}"#);
+        assert!(!is_residue(&l(&[stream, (ll, "warn")])));
+        assert!(is_residue(&l(&[stream, (ll, "residue")])));
+        assert!(is_residue(&l(&[stream])));
+        assert!(!is_residue(&l(&[
+            stream,
+            ("level", "info"),
+            (ll, "residue")
+        ])));
+        let series = vec![
+            BucketSeries {
+                labels: l(&[stream, (ll, "warn")]),
+                buckets: vec![(10, st(2.0, 0.0))],
+            },
+            BucketSeries {
+                labels: l(&[stream, ("level", "ERR"), (ll, "info")]),
+                buckets: vec![(10, st(3.0, 0.0))],
+            },
+            BucketSeries {
+                labels: l(&[stream, (ll, "unknown")]),
+                buckets: vec![(10, st(1.0, 0.0))],
+            },
+        ];
+        let derived = Derived {
+            service_name: false,
+            level: true,
+        };
+        let keep = vec!["detected_level".to_owned()];
+        let out = with_levels(series, &on(), derived, &keep).unwrap();
+        let got: Vec<(Labels, f64)> = out
+            .iter()
+            .map(|s| (s.labels.clone(), s.buckets[0].1.count))
+            .collect();
+        let lv = |v: &str| l(&[("detected_level", v)]);
+        assert_eq!(
+            got,
+            vec![(lv("error"), 3.0), (lv("unknown"), 1.0), (lv("warn"), 2.0)]
+        );
+        let by = line_level_grouping(&["detected_level".into(), "env".into()]);
+        assert_eq!(by.first().map(String::as_str), Some("env"));
+        assert_eq!(&by[by.len() - 2..], &[ll.to_owned(), "_stream".to_owned()]);
     }
 
     #[test]
