@@ -363,6 +363,7 @@ async fn compare_tails(discovery: bool, dataset: Dataset) {
     let mut failures = Vec::new();
     for ((query, categorize, l, v), (l_hist, v_hist)) in sockets.iter_mut().zip(histories) {
         let (l_live, v_live) = (l.take(), v.take());
+        let failed_before = failures.len();
         let case = format!(
             "{query} (dataset: {}, categorize-labels: {categorize}, discovery: {discovery})",
             dataset.name()
@@ -375,7 +376,7 @@ async fn compare_tails(discovery: bool, dataset: Dataset) {
             ));
         }
         let (le, ve) = (entries(&l_live), entries(&v_live));
-        let live_count = ve.len();
+        let live_count = le.len();
         if le.is_empty() || le != ve {
             failures.push(format!(
                 "{case}: live entries differ\n  loki   {}\n  lokivl {}",
@@ -394,10 +395,14 @@ async fn compare_tails(discovery: bool, dataset: Dataset) {
                 failures.push(format!("{case}: {side} sent unexpected frame {f}"));
             }
         }
+        let verdict = if failures.len() == failed_before {
+            "equal"
+        } else {
+            "DIFFER"
+        };
         println!(
-            "tail {case}: {} history and {} live entries equal",
+            "tail {case}: {} history and {live_count} live entries (Loki's): {verdict}",
             entries(&l_hist).len(),
-            live_count
         );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
