@@ -3,6 +3,9 @@
 //! and on lokivl, and the frames are compared: the history frame whole, and
 //! the entries pushed after the sockets opened (every stream element and
 //! value, in time order; how they are cut into frames depends on timing).
+//! Every socket is read all the time, as real clients read, so both servers'
+//! pings are answered (lokivl drops a client that leaves one unanswered for
+//! `--tail-write-timeout`).
 //!
 //! One test per dataset of `common::realistic` (the current lines with and
 //! without discovery; stream labels only and OTLP with discovery).
@@ -14,13 +17,14 @@
 
 mod common;
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::backend::VictoriaLogs;
 use common::loki::Loki;
 use common::realistic::Dataset;
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
@@ -191,25 +195,58 @@ fn cases(dataset: Dataset) -> Vec<(&'static str, bool)> {
     }
 }
 
-/// Every text frame that arrives within `wait` (pings skipped).
-async fn frames(ws: &mut Ws, wait: Duration) -> Vec<Value> {
-    let deadline = Instant::now() + wait;
-    let mut out = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, ws.next()).await {
-            Ok(Some(Ok(Message::Text(t)))) => {
-                out.push(serde_json::from_str(&t).expect("a JSON frame"));
+/// A tail socket read the way Grafana, logcli and browsers read one: all
+/// the time, from the moment it opens, so every ping is answered as it
+/// arrives (tungstenite answers while it is polled). lokivl disconnects a
+/// client that leaves a ping unanswered for `--tail-write-timeout` (10 s),
+/// so a socket only polled now and then would be dropped by lokivl for the
+/// harness's sake; Loki sets no such bound.
+struct Reading {
+    frames: mpsc::UnboundedReceiver<Value>,
+    _reader: AbortOnDrop,
+}
+
+impl Reading {
+    fn spawn(mut ws: Ws) -> Self {
+        let (tx, frames) = mpsc::unbounded_channel();
+        let reader = tokio::spawn(async move {
+            loop {
+                match ws.next().await {
+                    Some(Ok(Message::Text(t))) => {
+                        let _ = tx.send(serde_json::from_str(&t).expect("a JSON frame"));
+                    }
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                    // A socket that ends or breaks becomes a `closed` frame, so the
+                    // comparison names the side that dropped it.
+                    other => {
+                        let _ = tx.send(json!({ "closed": format!("{other:?}") }));
+                        return;
+                    }
+                }
             }
-            Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => {}
-            // A socket that ends or breaks becomes a `closed` frame, so the
-            // comparison names the side that dropped it.
-            Ok(other) => {
-                out.push(json!({ "closed": format!("{other:?}") }));
-                return out;
-            }
-            Err(_) => return out,
+        });
+        Self {
+            frames,
+            _reader: AbortOnDrop(reader),
         }
+    }
+
+    /// Every frame received so far and not yet taken.
+    fn take(&mut self) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Ok(f) = self.frames.try_recv() {
+            out.push(f);
+        }
+        out
+    }
+}
+
+/// Stops a socket's reader when the test ends.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -271,6 +308,11 @@ async fn tail_frames_like_a_real_loki_otel() {
     compare_tails(true, Dataset::Otel).await;
 }
 
+/// How long the history frames (and the first VictoriaLogs tail poll) get.
+const HISTORY_WAIT: Duration = Duration::from_secs(3);
+/// How long the live entries get to reach every socket.
+const LIVE_WAIT: Duration = Duration::from_secs(4);
+
 async fn compare_tails(discovery: bool, dataset: Dataset) {
     let Some((loki_bin, vl_bin)) = common::differential::servers() else {
         return;
@@ -304,28 +346,24 @@ async fn compare_tails(discovery: bool, dataset: Dataset) {
         sockets.push((
             query,
             categorize,
-            open(&loki.url, query, start, categorize).await,
-            open(&lokivl, query, start, categorize).await,
+            Reading::spawn(open(&loki.url, query, start, categorize).await),
+            Reading::spawn(open(&lokivl, query, start, categorize).await),
         ));
     }
     // History frames, then (after VictoriaLogs' tail has polled once) the
-    // live pushes to both.
-    let mut histories = Vec::new();
-    for (_, _, l, v) in &mut sockets {
-        let (lf, vf) = tokio::join!(
-            frames(l, Duration::from_millis(1500)),
-            frames(v, Duration::from_millis(1500))
-        );
-        histories.push((lf, vf));
-    }
+    // live pushes to both; every socket is read throughout.
+    tokio::time::sleep(HISTORY_WAIT).await;
+    let histories: Vec<_> = sockets
+        .iter_mut()
+        .map(|(_, _, l, v)| (l.take(), v.take()))
+        .collect();
     push_both(dataset, &loki, &vl, now_ns(), "live").await;
+    tokio::time::sleep(LIVE_WAIT).await;
 
     let mut failures = Vec::new();
     for ((query, categorize, l, v), (l_hist, v_hist)) in sockets.iter_mut().zip(histories) {
-        let (l_live, v_live) = tokio::join!(
-            frames(l, Duration::from_secs(3)),
-            frames(v, Duration::from_secs(3))
-        );
+        let (l_live, v_live) = (l.take(), v.take());
+        let failed_before = failures.len();
         let case = format!(
             "{query} (dataset: {}, categorize-labels: {categorize}, discovery: {discovery})",
             dataset.name()
@@ -338,7 +376,7 @@ async fn compare_tails(discovery: bool, dataset: Dataset) {
             ));
         }
         let (le, ve) = (entries(&l_live), entries(&v_live));
-        let live_count = ve.len();
+        let live_count = le.len();
         if le.is_empty() || le != ve {
             failures.push(format!(
                 "{case}: live entries differ\n  loki   {}\n  lokivl {}",
@@ -357,10 +395,14 @@ async fn compare_tails(discovery: bool, dataset: Dataset) {
                 failures.push(format!("{case}: {side} sent unexpected frame {f}"));
             }
         }
+        let verdict = if failures.len() == failed_before {
+            "equal"
+        } else {
+            "DIFFER"
+        };
         println!(
-            "tail {case}: {} history and {} live entries equal",
+            "tail {case}: {} history and {live_count} live entries (Loki's): {verdict}",
             entries(&l_hist).len(),
-            live_count
         );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

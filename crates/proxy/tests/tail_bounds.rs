@@ -1,6 +1,7 @@
 //! The live tail's bounds against a fake VictoriaLogs, over real sockets:
 //! clients that never read are disconnected after the write timeout (an
-//! unanswered ping, or a stalled write) and their slots freed while
+//! unanswered ping, or a stalled write; one that reads keeps its quiet
+//! tail) and their slots freed while
 //! `/ready` keeps answering, `tail_max_duration` ends a tail whose client
 //! is stuck, the cap over all tenants, the bound on one VictoriaLogs row
 //! and on what a client may send, and the tail's VictoriaLogs call counted
@@ -11,7 +12,7 @@ mod tail_common;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::SinkExt as _;
+use futures_util::{SinkExt as _, StreamExt as _};
 use tail_common::*;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -92,6 +93,29 @@ async fn hundreds_of_tails_that_never_read_are_disconnected_and_ready_answers() 
         }
     }
     assert_eq!(open, Vec::<usize>::new(), "tails lokivl did not disconnect");
+}
+
+/// The ping rule drops only clients that do not read: one that reads (and
+/// so answers each ping as it arrives) keeps a quiet tail through pings
+/// spanning several write timeouts.
+#[tokio::test]
+async fn a_client_that_reads_keeps_a_quiet_tail_past_the_write_timeout() {
+    const PINGS: usize = 5;
+    let vl = quiet_fake().await;
+    let addr = start_lokivl(&vl.url, |s| {
+        s.tail.write_timeout = Duration::from_secs(1);
+    })
+    .await;
+    let mut ws = connect(&addr, "1").await.unwrap();
+    // Pings go out a second apart: five of them span four write timeouts.
+    let mut pings = 0;
+    while pings < PINGS {
+        match tokio::time::timeout(Duration::from_secs(30), ws.next()).await {
+            Ok(Some(Ok(Message::Ping(_)))) => pings += 1,
+            Ok(Some(Ok(Message::Text(_) | Message::Pong(_)))) => {}
+            other => panic!("the tail of a reading client ended after {pings} pings: {other:?}"),
+        }
+    }
 }
 
 #[tokio::test]
