@@ -66,21 +66,6 @@ fn push_body() -> String {
     json!({ "streams": streams }).to_string()
 }
 
-async fn push_as(vl: &str, account: &str, body: String) {
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<http_body_util::Full<bytes::Bytes>>();
-    let req = http::Request::post(format!(
-        "{vl}/insert/loki/api/v1/push?disable_message_parsing=1"
-    ))
-    .header("content-type", "application/json")
-    .header("AccountID", account)
-    .header("ProjectID", "0")
-    .body(http_body_util::Full::new(bytes::Bytes::from(body)))
-    .unwrap();
-    let resp = client.request(req).await.unwrap();
-    assert!(resp.status().is_success(), "{}", resp.status());
-}
-
 /// lokivl with Loki's discovery defaults, the tenant map `team-a` → 1,
 /// `team-b` → 2, and either 20-minute cached windows or no cache at all.
 async fn lokivl(vl: &str, split: bool, max_series: usize) -> String {
@@ -172,9 +157,8 @@ async fn windows_and_fanout_keep_discovery_and_limits() {
         return;
     };
     let vl = common::backend::VictoriaLogs::start(&bin).await;
-    push_as(&vl.url, "1", push_body()).await;
-    push_as(&vl.url, "2", push_body()).await;
-    vl.flush().await;
+    vl.ingest_as("1", push_body()).await;
+    vl.ingest_as("2", push_body()).await;
     let split = lokivl(&vl.url, true, 500).await;
     let whole = lokivl(&vl.url, false, 500).await;
 

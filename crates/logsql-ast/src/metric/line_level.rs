@@ -46,8 +46,10 @@ const SPACE: &str =
 /// JSON's insignificant whitespace.
 const JSON_SPACE: &str = r"[ \t\n\r]*";
 
-/// Loki's level words, in its order, with their level.
-const WORDS: &[(&str, &str)] = &[
+/// Loki's level words (`detectLevelFromLogLine`), in its order, with their
+/// level; the proxy's row-by-row derivation reads the same table, so the two
+/// cannot drift apart.
+pub const WORDS: &[(&str, &str)] = &[
     ("trace", "trace"),
     ("debug", "debug"),
     ("fatal", "fatal"),

@@ -287,17 +287,7 @@ fn bounded_index(s: &str, word: &str) -> Option<usize> {
 
 /// Loki's `detectLevelFromLogLine`: the earliest bounded level word wins.
 fn word_level(line: &str) -> &'static str {
-    const WORDS: &[(&str, &str)] = &[
-        ("trace", "trace"),
-        ("debug", "debug"),
-        ("fatal", "fatal"),
-        ("critical", "critical"),
-        ("error", "error"),
-        ("err", "error"),
-        ("warning", "warn"),
-        ("warn", "warn"),
-        ("info", "info"),
-    ];
+    use logsql_ast::line_level::WORDS;
     let lower = line.to_lowercase();
     let mut best = (lower.len(), UNKNOWN_LEVEL);
     for (w, l) in WORDS {

@@ -61,7 +61,9 @@ pub(super) async fn fetch(
     )))
 }
 
-async fn post(
+/// One `query` over VictoriaLogs' inclusive `[start, end]` (the metric
+/// engine's calls go through here).
+pub(super) async fn post(
     state: &AppState,
     ctx: &RequestContext,
     query: &str,

@@ -23,7 +23,7 @@ use axum::response::Response;
 use logql_parser::{MatchOp, MetricExpr, RangeOp};
 use logsql_ast::{MetricPipe, RangePlan, bucket_start};
 
-use super::bucketed::{self, Bucketed};
+use super::bucketed::{self, Bucketed, post};
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
@@ -658,22 +658,6 @@ fn absent_labels(r: &logql_parser::RangeAggregation) -> crate::metric::Labels {
         }
     }
     crate::metric::series::normalize(out)
-}
-
-async fn post(
-    state: &AppState,
-    ctx: &RequestContext,
-    query: &str,
-    start: i64,
-    end: i64,
-) -> Result<bytes::BytesMut, ApiError> {
-    let (start, end) = (start.to_string(), end.to_string());
-    let form = [
-        ("query", query),
-        ("start", start.as_str()),
-        ("end", end.as_str()),
-    ];
-    Ok(state.backend.post_form(ctx, Endpoint::Query, &form).await?)
 }
 
 /// The fields to group by when every label is needed: every field of the

@@ -174,6 +174,28 @@ impl VictoriaLogs {
     }
 
     /// Pushes a Loki JSON body, keeping messages raw, and makes it searchable.
+    /// Pushes a Loki JSON body into VictoriaLogs tenant `account`:0 and flushes.
+    #[allow(dead_code)]
+    pub async fn ingest_as(&self, account: &str, loki_push_json: String) {
+        let client =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build_http::<http_body_util::Full<bytes::Bytes>>();
+        let req = http::Request::post(format!(
+            "{}/insert/loki/api/v1/push?disable_message_parsing=1",
+            self.url
+        ))
+        .header("content-type", "application/json")
+        .header("AccountID", account)
+        .header("ProjectID", "0")
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            loki_push_json,
+        )))
+        .expect("push request");
+        let resp = client.request(req).await.expect("push to VictoriaLogs");
+        assert!(resp.status().is_success(), "push failed: {}", resp.status());
+        self.flush().await;
+    }
+
     pub async fn ingest(&self, loki_push_json: String) {
         let (status, _, body) = client::post(
             &format!(
