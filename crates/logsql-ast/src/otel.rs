@@ -237,9 +237,18 @@ mod tests {
 
     #[test]
     fn v1_26_severity_names_stand_for_numbers() {
-        assert_eq!(loki_severity(None, None, Some("Fatal")), sev(None, Some("21")));
-        assert_eq!(loki_severity(None, None, Some("Trace2")), sev(None, Some("2")));
-        assert_eq!(loki_severity(None, None, Some("Unspecified")), sev(None, None));
+        assert_eq!(
+            loki_severity(None, None, Some("Fatal")),
+            sev(None, Some("21"))
+        );
+        assert_eq!(
+            loki_severity(None, None, Some("Trace2")),
+            sev(None, Some("2"))
+        );
+        assert_eq!(
+            loki_severity(None, None, Some("Unspecified")),
+            sev(None, None)
+        );
         assert_eq!(
             loki_severity(None, None, Some("INFO")),
             sev(Some("INFO"), None)

@@ -15,6 +15,10 @@ use logsql_ast::otel::{SEVERITY_NUMBER, SEVERITY_TEXT, VL_SEVERITY, loki_severit
 
 use crate::labels::sanitize_label_name;
 
+/// A stream's Loki labels and whether it was ingested as OTLP, cached per
+/// `_stream` while rows are read.
+pub type StreamLabels = (Vec<(String, String)>, bool);
+
 /// Whether a stream with these (VictoriaLogs-named) labels was ingested as
 /// OTLP: one of its names has a dot.
 pub fn is_otlp_stream<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {

@@ -188,21 +188,19 @@ fn otel_filler(f: &str) -> Option<&'static str> {
 /// does not depend on the line; the proxy reads only the others' lines
 /// (`!has_level_field()`).
 pub fn has_level_field() -> logsql_ast::Filter {
-    logsql_ast::Filter::or(
-        level_fields().into_iter().map(|f| {
-            let set = logsql_ast::Filter::NonEmpty(f.to_owned());
-            match otel_filler(f) {
-                Some(value) => logsql_ast::Filter::and([
-                    set,
-                    logsql_ast::Filter::not(logsql_ast::Filter::Exact {
-                        field: f.to_owned(),
-                        value: value.to_owned(),
-                    }),
-                ]),
-                None => set,
-            }
-        }),
-    )
+    logsql_ast::Filter::or(level_fields().into_iter().map(|f| {
+        let set = logsql_ast::Filter::NonEmpty(f.to_owned());
+        match otel_filler(f) {
+            Some(value) => logsql_ast::Filter::and([
+                set,
+                logsql_ast::Filter::not(logsql_ast::Filter::Exact {
+                    field: f.to_owned(),
+                    value: value.to_owned(),
+                }),
+            ]),
+            None => set,
+        }
+    }))
 }
 
 /// The `stats` grouping for [`with_levels`]: the needed labels without the

@@ -137,7 +137,7 @@ pub fn extract(
     let mut first_error: Option<(i64, String, String)> = None;
     // Loki-named stream labels (with a derived `service_name`), once per stream.
     // And whether the stream was ingested as OTLP (`crate::otel`).
-    let mut streams: HashMap<&str, (Vec<(String, String)>, bool)> = HashMap::new();
+    let mut streams: HashMap<&str, crate::otel::StreamLabels> = HashMap::new();
     for (i, row) in rows.rows.iter().enumerate() {
         stop.every(i)?;
         let (stream, otlp): (&[(String, String)], bool) = match streams.entry(row.stream) {
@@ -163,10 +163,11 @@ pub fn extract(
         let mut meta: Vec<(Cow<'_, str>, &str)> = Vec::with_capacity(fields.len());
         crate::otel::push_metadata(
             otlp,
-            fields
-                .iter()
-                .copied()
-                .filter(|(n, _)| !stream.iter().any(|(k, _)| k == sanitize_label_name(n).as_ref())),
+            fields.iter().copied().filter(|(n, _)| {
+                !stream
+                    .iter()
+                    .any(|(k, _)| k == sanitize_label_name(n).as_ref())
+            }),
             &mut meta,
         );
         if ex.discovery.log_levels {

@@ -408,7 +408,7 @@ fn eval_page(
     // One lookup per row: foldhash instead of SipHash (keys are VictoriaLogs'
     // own `_stream` strings, not attacker-chosen map keys we must harden).
     // Each stream's Loki labels, and whether it was ingested as OTLP.
-    let mut streams: HashMap<&str, (Vec<(String, String)>, bool), foldhash::fast::RandomState> =
+    let mut streams: HashMap<&str, crate::otel::StreamLabels, foldhash::fast::RandomState> =
         HashMap::default();
     for (seen, &i) in order.iter().enumerate() {
         stop.every(seen)?;
