@@ -78,10 +78,14 @@ pub fn push_metadata<'a>(
 /// index label also by its attribute, listed first so that the Loki-named
 /// field wins when a stream has both (later duplicates win when the
 /// sanitized names are merged).
-pub fn group_fields(labels: &[String]) -> Vec<String> {
+/// A label `discovery` synthesizes (`service_name`) is grouped by stream
+/// instead, so it is left as it is.
+pub fn group_fields(labels: &[String], discovery: &logsql_ast::Discovery) -> Vec<String> {
     let mut out = Vec::with_capacity(labels.len());
     for l in labels {
-        if let Some(a) = logsql_ast::otel::index_attribute(l) {
+        if let Some(a) = logsql_ast::otel::index_attribute(l)
+            && !discovery.synthesizes(l)
+        {
             out.push(a.to_owned());
         }
         out.push(l.clone());
@@ -171,6 +175,30 @@ mod tests {
             meta(true, &[("severity", "WARN"), ("user.id", "u1")]),
             l(&[("severity_text", "WARN"), ("user_id", "u1")])
         );
+    }
+
+    #[test]
+    fn grouping_reads_the_attribute_too() {
+        let by = |l: &[&str], d: &logsql_ast::Discovery| {
+            group_fields(&l.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(), d)
+        };
+        let off = logsql_ast::Discovery::default();
+        assert_eq!(
+            by(&["k8s_namespace_name", "app"], &off),
+            ["k8s.namespace.name", "k8s_namespace_name", "app"]
+        );
+        // A derived `service_name` is grouped by stream, not by field.
+        let on = logsql_ast::Discovery {
+            service_name_labels: vec!["app".into()],
+            log_levels: false,
+        };
+        assert_eq!(by(&["service_name"], &on), ["service_name"]);
+        assert_eq!(
+            by(&["service_name"], &off),
+            ["service.name", "service_name"]
+        );
+        assert!(stores_severity(&["severity_text".to_owned()]));
+        assert!(!stores_severity(&["app".to_owned()]));
     }
 
     #[test]

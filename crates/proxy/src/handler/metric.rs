@@ -331,7 +331,7 @@ async fn fetch(
     let vl_start = grid.start - offset - range + 1;
     let vl_end = grid.last() - offset;
     let by = match &input.need {
-        Need::Only(labels) => crate::otel::group_fields(labels),
+        Need::Only(labels) => crate::otel::group_fields(labels, discovery),
         Need::All => discover(state, ctx, &plan, vl_start, vl_end).await?,
     };
     // OTel severity fields are translated per entry (`crate::otel`).
