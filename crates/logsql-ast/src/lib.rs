@@ -25,6 +25,7 @@ mod error;
 mod filter;
 mod lower;
 mod metric;
+pub mod otel;
 mod pipe;
 mod plan;
 mod query;

@@ -55,7 +55,7 @@ pub fn lower_log(expr: &LogExpr, discovery: &Discovery) -> Result<LogPlan, Lower
         match stage {
             Stage::LineFilter(lf) if !rewritten && pushable_line(lf) => top.push(line::lower(lf)?),
             Stage::LabelFilter(lf)
-                if proxy.is_empty() && pushable_label(lf) && !reads_synthesized(lf, discovery) =>
+                if proxy.is_empty() && pushable_label(lf) && !reads_derived(lf, discovery) =>
             {
                 top.push(label::lower(lf, false)?);
             }
@@ -119,18 +119,21 @@ pub fn lower_selector(selector: &Selector, discovery: &Discovery) -> Result<Quer
     Ok(Query::new(selector::lower(selector, discovery)?))
 }
 
-/// Whether a label filter reads a label `discovery` synthesizes.
-fn reads_synthesized(lf: &LabelFilter, discovery: &Discovery) -> bool {
+/// Whether a label filter reads a label the proxy derives per entry: one
+/// `discovery` synthesizes, or OTel severity metadata, which VictoriaLogs
+/// stores in other fields and forms ([`crate::otel::loki_severity`]).
+fn reads_derived(lf: &LabelFilter, discovery: &Discovery) -> bool {
+    let derived = |name: &str| discovery.synthesizes(name) || crate::otel::is_severity(name);
     match lf {
         LabelFilter::And(a, b) | LabelFilter::Or(a, b) => {
-            reads_synthesized(a, discovery) || reads_synthesized(b, discovery)
+            reads_derived(a, discovery) || reads_derived(b, discovery)
         }
-        LabelFilter::Paren(inner) => reads_synthesized(inner, discovery),
-        LabelFilter::Matcher(m) => discovery.synthesizes(&m.name),
+        LabelFilter::Paren(inner) => reads_derived(inner, discovery),
+        LabelFilter::Matcher(m) => derived(&m.name),
         LabelFilter::Number { name, .. }
         | LabelFilter::Duration { name, .. }
         | LabelFilter::Bytes { name, .. }
-        | LabelFilter::Ip { name, .. } => discovery.synthesizes(name),
+        | LabelFilter::Ip { name, .. } => derived(name),
     }
 }
 
@@ -333,6 +336,29 @@ mod tests {
         )))]);
         assert_eq!(p.query.to_string(), r#"{app="api"} and "level":="abc""#);
         assert!(p.proxy_stages.is_empty());
+    }
+
+    #[test]
+    fn otel_label_filters() {
+        // An index label reads the label or its attribute, no other spelling.
+        let p = plan(vec![Stage::LabelFilter(LabelFilter::Matcher(m(
+            "k8s_pod_name",
+            MatchOp::Eq,
+            "p",
+        )))]);
+        assert_eq!(
+            p.query.to_string(),
+            r#"{app="api"} and ("k8s_pod_name":="p" or ("k8s_pod_name":"" and "k8s.pod.name":="p"))"#
+        );
+        // Severity is stored in other forms: translated and filtered in the proxy.
+        let sev = Stage::LabelFilter(LabelFilter::Matcher(m(
+            "severity_text",
+            MatchOp::Eq,
+            "ERROR",
+        )));
+        let p = plan(vec![sev.clone()]);
+        assert_eq!(p.query.to_string(), r#"{app="api"}"#);
+        assert_eq!(p.proxy_stages, vec![sev]);
     }
 
     #[test]

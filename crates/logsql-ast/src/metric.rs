@@ -375,12 +375,12 @@ mod tests {
         let p = RangePlan::lower(&r, &d).unwrap();
         assert_eq!(
             p.query.to_string(),
-            r#"{service_name="api" or service_name="", service="api" or service_name="", service="", app="api"}"#
+            r#"{service_name="api" or service_name="", "service.name"="api" or service_name="", "service.name"="", service="api" or service_name="", "service.name"="", service="", app="api"}"#
         );
-        // Without discovery the selector reads the stored label only.
+        // Without discovery the selector reads the stored label (or its OTel attribute).
         assert_eq!(
             lower_range(&r).unwrap().query.to_string(),
-            r#"{service_name="api"}"#
+            r#"{service_name="api" or service_name="", "service.name"="api"}"#
         );
         // A filter on a synthesized label runs in the proxy: not counted in VictoriaLogs.
         let r = range(r#"count_over_time({app="api"} | detected_level="error" [1m])"#);

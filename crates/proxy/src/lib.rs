@@ -19,6 +19,7 @@ pub mod limits;
 pub mod metric;
 pub mod metrics;
 pub mod ndjson;
+pub mod otel;
 pub mod params;
 pub mod pipeline;
 pub mod push;

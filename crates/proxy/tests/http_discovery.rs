@@ -46,11 +46,14 @@ async fn service_name_selector_is_lowered_over_the_discovery_list() {
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     let sent = h.vl.requests()[0].get("query").to_owned();
     assert!(
-        sent.starts_with(r#"{service_name="api" or service_name="", service="api" or service_name="", service="", app="api" or "#),
+        sent.starts_with(r#"{service_name="api" or service_name="", "service.name"="api" or service_name="", "service.name"="", service="api" or "#),
         "{sent}"
     );
-    // 14 alternatives: service_name itself and the 13 labels of Loki's list.
-    assert_eq!(sent.matches(" or ").count(), 13, "{sent}");
+    // 18 alternatives: service_name itself and the 13 labels of Loki's list,
+    // each OTel index label also as its attribute (`service.name`,
+    // `container.name`, `k8s.container.name`, `k8s.job.name`).
+    assert_eq!(sent.matches(" or ").count(), 17, "{sent}");
+    assert!(sent.contains(r#""k8s.container.name"="api""#), "{sent}");
     assert!(!sent.contains("unknown_service"), "{sent}");
 }
 
@@ -116,7 +119,11 @@ async fn switched_off_sends_and_answers_stored_labels_only() {
     let h = proxy_with(logsql_ast::Discovery::default()).await;
     let a = get(&url(&h.base, r#"{service_name="api"}"#)).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
-    assert_eq!(h.vl.requests()[0].get("query"), r#"{service_name="api"}"#);
+    // The stored label, or the attribute an OTLP resource is stored with.
+    assert_eq!(
+        h.vl.requests()[0].get("query"),
+        r#"{service_name="api" or service_name="", "service.name"="api"}"#
+    );
     let streams: Vec<_> = a.json()["data"]["result"]
         .as_array()
         .unwrap()

@@ -80,7 +80,9 @@ async fn sum_by_service_name_groups_by_stream_and_maps_each() {
     assert_eq!(q.len(), 1, "{q:?}");
     // The selector reads the derived name; the grouping is the stream.
     assert!(
-        q[0].starts_with(r#"{service_name=~".+" or service_name="", service=~".+" or "#),
+        q[0].starts_with(
+            r#"{service_name=~".+" or service_name="", "service.name"=~".+" or service_name="", "service.name"="", service=~".+" or "#
+        ),
         "{}",
         q[0]
     );
@@ -267,7 +269,7 @@ async fn without_discovery_detected_level_is_a_stored_field() {
     assert_eq!(
         q,
         vec![
-            r#"{service_name="api"} | stats by (_time:60000000000ns offset 1ns, "detected_level") count() "__lokivl_c""#
+            r#"{service_name="api" or service_name="", "service.name"="api"} | stats by (_time:60000000000ns offset 1ns, "detected_level") count() "__lokivl_c""#
                 .to_owned()
         ]
     );

@@ -65,21 +65,52 @@ pub(crate) fn service_name(m: &Matcher, labels: &[String]) -> Result<Filter, Low
 /// whose derived `service_name` satisfies `m`. The caller adds the
 /// selector's other matchers to every group and writes one stream filter.
 ///
+/// Every link is a Loki label name, read from each VictoriaLogs stream field
+/// it can be stored in ([`crate::otel::stream_fields`]): `service_name` is
+/// also `service.name`, `k8s_container_name` also `k8s.container.name`.
+///
 /// # Errors
 /// [`LowerError::Unsupported`] when `m` holds a regex that does not compile.
 pub(crate) fn service_name_groups(
     m: &Matcher,
     labels: &[String],
 ) -> Result<Vec<Vec<StreamMatcher>>, LowerError> {
-    let op = stream_op(m.op);
     // The chain: the stored label first, then the candidates; a candidate
     // that repeats an earlier one can never be the first non-empty one.
-    let mut chain: Vec<&str> = vec![SERVICE_NAME];
-    for l in labels {
-        if !chain.contains(&l.as_str()) {
-            chain.push(l);
+    let mut chain: Vec<&str> = Vec::new();
+    for l in std::iter::once(SERVICE_NAME).chain(labels.iter().map(String::as_str)) {
+        for f in crate::otel::stream_fields(l) {
+            if !chain.contains(&f) {
+                chain.push(f);
+            }
         }
     }
+    chain_groups(m, &chain, UNKNOWN_SERVICE)
+}
+
+/// The stream-filter groups selecting the streams whose Loki label `m.name`
+/// (stored, not derived) satisfies `m`, when the label can be stored in
+/// several stream fields (an OTel index label: `k8s_pod_name` or
+/// `k8s.pod.name`); `None` when it has one field and carries over as is.
+///
+/// # Errors
+/// [`LowerError::Unsupported`] when `m` holds a regex that does not compile.
+pub(crate) fn stored_groups(m: &Matcher) -> Result<Option<Vec<Vec<StreamMatcher>>>, LowerError> {
+    let chain: Vec<&str> = crate::otel::stream_fields(&m.name).collect();
+    if chain.len() < 2 {
+        return Ok(None);
+    }
+    chain_groups(m, &chain, "").map(Some)
+}
+
+/// The groups for "the first non-empty field of `chain`, else `fallback`,
+/// satisfies `m`".
+fn chain_groups(
+    m: &Matcher,
+    chain: &[&str],
+    fallback: &str,
+) -> Result<Vec<Vec<StreamMatcher>>, LowerError> {
+    let op = stream_op(m.op);
     let absent = |l: &str| StreamMatcher {
         label: l.to_owned(),
         op: StreamOp::Eq,
@@ -108,7 +139,7 @@ pub(crate) fn service_name_groups(
         });
         branches.push(ms);
     }
-    if matches_value(m, UNKNOWN_SERVICE)? {
+    if matches_value(m, fallback)? {
         branches.push(chain.iter().map(|l| absent(l)).collect());
     }
     Ok(branches)
@@ -158,7 +189,7 @@ mod tests {
         let f = service_name(&m(MatchOp::Eq, "api"), &labels(&["service", "app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name="api" or service_name="", service="api" or service_name="", service="", app="api"}"#
+            r#"{service_name="api" or service_name="", "service.name"="api" or service_name="", "service.name"="", service="api" or service_name="", "service.name"="", service="", app="api"}"#
         );
     }
 
@@ -167,7 +198,7 @@ mod tests {
         let f = service_name(&m(MatchOp::Eq, "unknown_service"), &labels(&["app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name="unknown_service" or service_name="", app="unknown_service" or service_name="", app=""}"#
+            r#"{service_name="unknown_service" or service_name="", "service.name"="unknown_service" or service_name="", "service.name"="", app="unknown_service" or service_name="", "service.name"="", app=""}"#
         );
     }
 
@@ -176,22 +207,22 @@ mod tests {
         let f = service_name(&m(MatchOp::Neq, "api"), &labels(&["app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name!="", service_name!="api" or service_name="", app!="", app!="api" or service_name="", app=""}"#
+            r#"{service_name!="", service_name!="api" or service_name="", "service.name"!="", "service.name"!="api" or service_name="", "service.name"="", app!="", app!="api" or service_name="", "service.name"="", app=""}"#
         );
         let f = service_name(&m(MatchOp::Re, "ap.*"), &labels(&["app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name=~"ap.*" or service_name="", app=~"ap.*"}"#
+            r#"{service_name=~"ap.*" or service_name="", "service.name"=~"ap.*" or service_name="", "service.name"="", app=~"ap.*"}"#
         );
         let f = service_name(&m(MatchOp::Re, "a|"), &labels(&["app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name!="", service_name=~"a|" or service_name="", app!="", app=~"a|"}"#
+            r#"{service_name!="", service_name=~"a|" or service_name="", "service.name"!="", "service.name"=~"a|" or service_name="", "service.name"="", app!="", app=~"a|"}"#
         );
         let f = service_name(&m(MatchOp::Nre, "unknown.*"), &labels(&["app", "app"])).unwrap();
         assert_eq!(
             f.to_string(),
-            r#"{service_name!="", service_name!~"unknown.*" or service_name="", app!="", app!~"unknown.*"}"#
+            r#"{service_name!="", service_name!~"unknown.*" or service_name="", "service.name"!="", "service.name"!~"unknown.*" or service_name="", "service.name"="", app!="", app!~"unknown.*"}"#
         );
     }
 
@@ -214,6 +245,41 @@ mod tests {
         };
         assert!(on.synthesizes(SERVICE_NAME) && on.synthesizes(DETECTED_LEVEL));
         assert!(!on.synthesizes("app"));
+    }
+
+    fn stored(name: &str, op: MatchOp, value: &str) -> Option<String> {
+        let m = Matcher {
+            name: name.into(),
+            op,
+            value: value.into(),
+        };
+        stored_groups(&m)
+            .unwrap()
+            .map(|g| Filter::stream_any(g).to_string())
+    }
+
+    #[test]
+    fn otel_index_labels_read_the_label_or_the_attribute() {
+        assert_eq!(stored("app", MatchOp::Eq, "a"), None);
+        assert_eq!(
+            stored("k8s_pod_name", MatchOp::Eq, "p").as_deref(),
+            Some(r#"{k8s_pod_name="p" or k8s_pod_name="", "k8s.pod.name"="p"}"#)
+        );
+        // Absent in both; `!=` keeps the streams with neither.
+        assert_eq!(
+            stored("k8s_pod_name", MatchOp::Eq, "").as_deref(),
+            Some(r#"{k8s_pod_name="", "k8s.pod.name"=""}"#)
+        );
+        assert_eq!(
+            stored("service_name", MatchOp::Neq, "x").as_deref(),
+            Some(
+                r#"{service_name!="", service_name!="x" or service_name="", "service.name"!="", "service.name"!="x" or service_name="", "service.name"=""}"#
+            )
+        );
+        assert_eq!(
+            stored("service_name", MatchOp::Re, ".+").as_deref(),
+            Some(r#"{service_name=~".+" or service_name="", "service.name"=~".+"}"#)
+        );
     }
 
     #[test]

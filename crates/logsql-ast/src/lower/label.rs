@@ -93,7 +93,12 @@ pub(crate) fn candidates(name: &str, parsed: bool) -> Result<Vec<String>, LowerE
             "label filter on {name}: VictoriaLogs does not report parser errors"
         )));
     }
-    let spellings = spellings(name);
+    // An OTel index label has one dotted spelling, the attribute itself;
+    // other names may be any attribute sanitized, so every spelling is tried.
+    let spellings = match crate::otel::index_attribute(name) {
+        Some(attribute) => vec![name.to_owned(), attribute.to_owned()],
+        None => spellings(name),
+    };
     let mut out: Vec<String> = spellings
         .iter()
         .filter(|s| !BUILTIN_FIELDS.contains(&s.as_str()))

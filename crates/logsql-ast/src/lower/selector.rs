@@ -11,7 +11,10 @@ use crate::filter::{Filter, StreamMatcher, StreamOp};
 /// VictoriaLogs anchors stream-filter regexes and treats a missing label as
 /// empty, as Prometheus and Loki do, so the matchers carry over unchanged,
 /// except those on `service_name` when `discovery` derives it: they select
-/// on the derived value ([`discovery::service_name`]).
+/// on the derived value ([`discovery::service_name_groups`]), and those on an
+/// OTel index label (`k8s_pod_name`), which select on the label or on the
+/// dotted attribute VictoriaLogs stores for OTLP (`k8s.pod.name`,
+/// [`discovery::stored_groups`]).
 ///
 /// # Errors
 /// [`LowerError::Unsupported`] for a `service_name` regex that does not compile.
@@ -24,6 +27,10 @@ pub(crate) fn lower(selector: &Selector, discovery: &Discovery) -> Result<Filter
                 m,
                 &discovery.service_name_labels,
             )?);
+            continue;
+        }
+        if let Some(groups) = discovery::stored_groups(m)? {
+            derived.push(groups);
             continue;
         }
         stored.push(StreamMatcher {
@@ -89,8 +96,18 @@ mod tests {
             ("service_name", MatchOp::Eq, "api"),
             ("env", MatchOp::Re, "p.*"),
         ]);
+        // Without discovery `service_name` is stored: the label, or the OTel
+        // attribute VictoriaLogs keeps for an OTLP resource.
         let f = lower(&s, &Discovery::default()).unwrap();
-        assert_eq!(f.to_string(), r#"{service_name="api", env=~"p.*"}"#);
+        assert_eq!(
+            f.to_string(),
+            r#"{env=~"p.*", service_name="api" or env=~"p.*", service_name="", "service.name"="api"}"#
+        );
+        let plain = sel(&[("app", MatchOp::Eq, "api"), ("env", MatchOp::Re, "p.*")]);
+        assert_eq!(
+            lower(&plain, &Discovery::default()).unwrap().to_string(),
+            r#"{app="api", env=~"p.*"}"#
+        );
         assert_eq!(lower(&sel(&[]), &on()).unwrap(), Filter::All);
     }
 
@@ -102,12 +119,12 @@ mod tests {
         ]);
         assert_eq!(
             lower(&s, &on()).unwrap().to_string(),
-            r#"{env="prod", service_name="api" or env="prod", service_name="", service="api" or env="prod", service_name="", service="", app="api"}"#
+            r#"{env="prod", service_name="api" or env="prod", service_name="", "service.name"="api" or env="prod", service_name="", "service.name"="", service="api" or env="prod", service_name="", "service.name"="", service="", app="api"}"#
         );
         let only = sel(&[("service_name", MatchOp::Eq, "unknown_service")]);
         assert_eq!(
             lower(&only, &on()).unwrap().to_string(),
-            r#"{service_name="unknown_service" or service_name="", service="unknown_service" or service_name="", service="", app="unknown_service" or service_name="", service="", app=""}"#
+            r#"{service_name="unknown_service" or service_name="", "service.name"="unknown_service" or service_name="", "service.name"="", service="unknown_service" or service_name="", "service.name"="", service="", app="unknown_service" or service_name="", "service.name"="", service="", app=""}"#
         );
     }
 

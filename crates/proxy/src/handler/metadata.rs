@@ -403,14 +403,15 @@ mod tests {
         let sel = r#"{service_name="api", env="p"}"#;
         assert_eq!(
             selector_query(sel, &logsql_ast::Discovery::default()).unwrap(),
-            r#"{service_name="api", env="p"}"#
+            r#"{env="p", service_name="api" or env="p", service_name="", "service.name"="api"}"#
         );
         let f = Form::from_pairs([("match[]", sel)]);
         assert_eq!(
             series_query(&f, &app_then_job(), 100).unwrap(),
             concat!(
-                r#"{env="p", service_name="api" or env="p", service_name="", app="api" "#,
-                r#"or env="p", service_name="", app="", job="api"}"#
+                r#"{env="p", service_name="api" or env="p", service_name="", "service.name"="api" "#,
+                r#"or env="p", service_name="", "service.name"="", app="api" "#,
+                r#"or env="p", service_name="", "service.name"="", app="", job="api"}"#
             )
         );
     }

@@ -322,7 +322,13 @@ async fn fetch(
     let plan = match lowered {
         // `detected_level` is per entry, and raw values are not grouped by
         // stream: counted from rows, which synthesize the labels.
-        Ok(plan) if !(derived.level || derived.service_name && plan.needs_raw()) => plan,
+        Ok(plan)
+            if !(derived.level
+                || derived.service_name && plan.needs_raw()
+                || crate::otel::groups_by_severity(&input.need)) =>
+        {
+            plan
+        }
         // Stages VictoriaLogs cannot count exactly: the proxy runs them.
         _ => return fetch_rows(state, ctx, input, grid, work).await,
     };
@@ -338,9 +344,13 @@ async fn fetch(
     let vl_start = grid.start - offset - range + 1;
     let vl_end = grid.last() - offset;
     let by = match &input.need {
-        Need::Only(labels) => labels.clone(),
+        Need::Only(labels) => crate::otel::group_fields(labels, discovery),
         Need::All => discover(state, ctx, &plan, vl_start, vl_end).await?,
     };
+    // OTel severity fields are translated per entry (`crate::otel`).
+    if crate::otel::stores_severity(&by) {
+        return fetch_rows(state, ctx, input, grid, work).await;
+    }
     // Loki drops the unwrapped label from the sample's labels.
     let by: Vec<String> = match &r.range.unwrap {
         Some(u) => by

@@ -21,7 +21,6 @@ use crate::drilldown::discovery::detected_level;
 use crate::drilldown::drain::Drain;
 use crate::drilldown::streams::{Selection, derive_labels, select};
 use crate::error::ApiError;
-use crate::labels::sanitize_label_name;
 use crate::ndjson::{Decoder, Rows};
 use crate::params::{self, Form, timestamp::now_ns};
 use crate::work::{Stop, cpu};
@@ -123,10 +122,15 @@ fn mine(
         if !sel.keeps(&labels) {
             continue;
         }
-        let fields: Vec<(String, String)> = rows
-            .fields_of(row)
-            .iter()
-            .map(|(k, v)| (sanitize_label_name(k).into_owned(), (*v).to_owned()))
+        let mut meta = Vec::new();
+        crate::otel::push_metadata(
+            crate::otel::is_otlp_raw_stream(row.stream),
+            rows.fields_of(row).iter().copied(),
+            &mut meta,
+        );
+        let fields: Vec<(String, String)> = meta
+            .into_iter()
+            .map(|(k, v)| (k.into_owned(), v.to_owned()))
             .collect();
         let level = detected_level(&labels, &fields, row.msg);
         // The step bucket the line falls in; a bucket starting before

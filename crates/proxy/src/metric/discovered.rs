@@ -165,18 +165,42 @@ pub fn level_fields() -> Vec<&'static str> {
 /// does not depend on the line.
 pub fn has_level(labels: &Labels) -> bool {
     let fields = level_fields();
-    labels.iter().any(|(n, _)| fields.contains(&n.as_str()))
+    labels
+        .iter()
+        .any(|(n, v)| fields.contains(&n.as_str()) && Some(v.as_str()) != otel_filler(n))
+}
+
+/// The value VictoriaLogs stores in field `f` for an OTLP record that set no
+/// severity (v1.51 `severity_number` `0` and `severity_text`
+/// `Unspecified`, v1.26 `severity` `Unspecified`): Loki stores nothing
+/// there, so such an entry's level comes from its line (read as a row, where
+/// [`crate::otel::push_metadata`] tells OTLP streams from others).
+fn otel_filler(f: &str) -> Option<&'static str> {
+    use logsql_ast::otel::{SEVERITY_NUMBER, SEVERITY_TEXT, VL_SEVERITY, VL_SEVERITY_NAMES};
+    match f {
+        SEVERITY_NUMBER => Some("0"),
+        SEVERITY_TEXT | VL_SEVERITY => Some(VL_SEVERITY_NAMES[0]),
+        _ => None,
+    }
 }
 
 /// Entries with a non-empty [`level_fields`] field, whose `detected_level`
 /// does not depend on the line; the proxy reads only the others' lines
 /// (`!has_level_field()`).
 pub fn has_level_field() -> logsql_ast::Filter {
-    logsql_ast::Filter::or(
-        level_fields()
-            .into_iter()
-            .map(|f| logsql_ast::Filter::NonEmpty(f.to_owned())),
-    )
+    logsql_ast::Filter::or(level_fields().into_iter().map(|f| {
+        let set = logsql_ast::Filter::NonEmpty(f.to_owned());
+        match otel_filler(f) {
+            Some(value) => logsql_ast::Filter::and([
+                set,
+                logsql_ast::Filter::not(logsql_ast::Filter::Exact {
+                    field: f.to_owned(),
+                    value: value.to_owned(),
+                }),
+            ]),
+            None => set,
+        }
+    }))
 }
 
 /// The level fields of Loki's JSON and logfmt lines, by priority: every
@@ -272,12 +296,18 @@ pub fn with_levels(
                 .find(|(k, _)| k == n)
                 .map(|(_, v)| v.as_str())
         };
-        let meta_get = |n: &str| {
+        // The group's metadata as Loki stores it (OTel severity translated).
+        let otlp = crate::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
+        let mut meta: Vec<(std::borrow::Cow<'_, str>, &str)> = Vec::new();
+        crate::otel::push_metadata(
+            otlp,
             labels
                 .iter()
-                .find(|(k, _)| k == n && !in_stream(k))
-                .map(|(_, v)| v.as_str())
-        };
+                .filter(|(k, _)| !in_stream(k))
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+            &mut meta,
+        );
+        let meta_get = |n: &str| meta.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
         let mut out: Labels = Vec::new();
         if derived.level {
             // A stream label of that name is the entry's, as in the row path.

@@ -136,11 +136,15 @@ pub fn extract(
     let mut series: BTreeMap<Labels, Vec<(i64, f64, f64)>> = BTreeMap::new();
     let mut first_error: Option<(i64, String, String)> = None;
     // Loki-named stream labels (with a derived `service_name`), once per stream.
-    let mut streams: HashMap<&str, Vec<(String, String)>> = HashMap::new();
+    // And whether the stream was ingested as OTLP (`crate::otel`).
+    let mut streams: HashMap<&str, crate::otel::StreamLabels> = HashMap::new();
     for (i, row) in rows.rows.iter().enumerate() {
         stop.every(i)?;
-        let stream: &[(String, String)] = match streams.entry(row.stream) {
-            Entry::Occupied(e) => e.into_mut(),
+        let (stream, otlp): (&[(String, String)], bool) = match streams.entry(row.stream) {
+            Entry::Occupied(e) => {
+                let (s, o) = e.into_mut();
+                (s, *o)
+            }
             Entry::Vacant(e) => {
                 let parsed =
                     parse_stream(row.stream).map_err(|e| EngineError::Backend(e.to_string()))?;
@@ -150,15 +154,22 @@ pub fn extract(
                     .collect();
                 v.sort();
                 with_service_name(&mut v, ex.discovery);
-                e.insert(v)
+                let otlp = crate::otel::is_otlp_stream(parsed.iter().map(|(k, _)| k.as_ref()));
+                let (s, o) = e.insert((v, otlp));
+                (&*s, *o)
             }
         };
         let fields = rows.fields_of(row);
-        let mut meta: Vec<(Cow<'_, str>, &str)> = fields
-            .iter()
-            .map(|(n, v)| (sanitize_label_name(n), *v))
-            .filter(|(n, _)| !stream.iter().any(|(k, _)| k == n))
-            .collect();
+        let mut meta: Vec<(Cow<'_, str>, &str)> = Vec::with_capacity(fields.len());
+        crate::otel::push_metadata(
+            otlp,
+            fields.iter().copied().filter(|(n, _)| {
+                !stream
+                    .iter()
+                    .any(|(k, _)| k == sanitize_label_name(n).as_ref())
+            }),
+            &mut meta,
+        );
         if ex.discovery.log_levels {
             with_detected_level(stream, &mut meta, row.msg);
         }

@@ -407,7 +407,8 @@ fn eval_page(
         .flatten();
     // One lookup per row: foldhash instead of SipHash (keys are VictoriaLogs'
     // own `_stream` strings, not attacker-chosen map keys we must harden).
-    let mut streams: HashMap<&str, Vec<(String, String)>, foldhash::fast::RandomState> =
+    // Each stream's Loki labels, and whether it was ingested as OTLP.
+    let mut streams: HashMap<&str, crate::otel::StreamLabels, foldhash::fast::RandomState> =
         HashMap::default();
     for (seen, &i) in order.iter().enumerate() {
         stop.every(seen)?;
@@ -416,8 +417,8 @@ fn eval_page(
             continue;
         }
         let fields = rows.fields_of(row);
-        let stream = match streams.get(row.stream) {
-            Some(s) => s,
+        let (stream, otlp) = match streams.get(row.stream) {
+            Some((s, o)) => (s, *o),
             None => {
                 let pairs = parse_stream(row.stream).map_err(|e| ApiError::BackendFailed {
                     status: http::StatusCode::BAD_GATEWAY,
@@ -430,7 +431,9 @@ fn eval_page(
                     .collect();
                 v.sort();
                 with_service_name(&mut v, pipeline.discovery());
-                streams.entry(row.stream).or_insert(v)
+                let otlp = crate::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
+                let (s, o) = streams.entry(row.stream).or_insert((v, otlp));
+                (&*s, *o)
             }
         };
         processed.bytes += row.msg.len() as u64;
@@ -439,11 +442,12 @@ fn eval_page(
             .iter()
             .filter(|(k, _)| !is_stream_copy(raw_stream, k));
         let mut meta_names: Vec<(std::borrow::Cow<'_, str>, &str)> = Vec::new();
-        for (k, v) in meta {
+        let meta = meta.map(|&(k, v)| {
             processed.bytes += (k.len() + v.len()) as u64;
             processed.metadata_bytes += (k.len() + v.len()) as u64;
-            meta_names.push((sanitize_label_name(k), v));
-        }
+            (k, v)
+        });
+        crate::otel::push_metadata(otlp, meta, &mut meta_names);
         if pipeline.discovery().log_levels {
             with_detected_level(stream, &mut meta_names, row.msg);
         }

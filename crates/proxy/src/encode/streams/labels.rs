@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use logsql_ast::Discovery;
+use logsql_ast::otel::{SEVERITY_NUMBER, SEVERITY_TEXT, VL_SEVERITY, loki_severity};
 
 use super::{DecodeError, Row, discovered};
 use crate::encode::json::write_str_body;
@@ -151,6 +152,9 @@ pub(super) struct StreamInfo<'s> {
     pub(super) level: Option<&'s str>,
     /// The stream stores a `detected_level` label: none is synthesized.
     pub(super) stores_level: bool,
+    /// The stream was ingested as OTLP: severity metadata is translated
+    /// ([`crate::otel`]).
+    pub(super) otlp: bool,
 }
 
 impl<'s> StreamInfo<'s> {
@@ -183,6 +187,7 @@ impl<'s> StreamInfo<'s> {
             group: 0,
             level,
             stores_level,
+            otlp: crate::otel::is_otlp_stream(pairs.iter().map(|(n, _)| n.as_ref())),
         }
     }
 
@@ -252,12 +257,21 @@ pub(super) fn row_labels<'s>(
     out: &mut Vec<Lbl<'s>>,
 ) {
     out.clear();
+    let mut severity: [Option<&'s str>; 3] = [None; 3];
     for &(k, v) in fields {
         let (raw, kind) = match prefix.and_then(|p| k.strip_prefix(p)) {
             Some(stripped) => (stripped, Kind::Parsed),
             None => {
                 if stream.has_raw(k) {
                     continue; // VictoriaLogs' top-level copy of a stream label.
+                }
+                if stream.otlp
+                    && let Some(i) = [SEVERITY_TEXT, SEVERITY_NUMBER, VL_SEVERITY]
+                        .iter()
+                        .position(|n| *n == k)
+                {
+                    severity[i] = Some(v);
+                    continue;
                 }
                 (k, Kind::Metadata)
             }
@@ -274,6 +288,29 @@ pub(super) fn row_labels<'s>(
             value: v,
             kind,
         });
+    }
+    if stream.otlp {
+        let [text, number, vl] = severity;
+        let loki = loki_severity(text, number, vl);
+        // A `severity` beside v1.51's pair is the record's own attribute.
+        let own = vl.filter(|_| text.is_some() || number.is_some());
+        for (name, value) in [
+            (SEVERITY_TEXT, loki.text),
+            (SEVERITY_NUMBER, loki.number),
+            (VL_SEVERITY, own),
+        ] {
+            if let Some(value) = value {
+                let mut name = Name::new(name);
+                if stream.has_name(&name) {
+                    name.extracted = true;
+                }
+                out.push(Lbl {
+                    name,
+                    value,
+                    kind: Kind::Metadata,
+                });
+            }
+        }
     }
     // Stable: among equal names the input order is kept.
     out.sort_by(|a, b| a.name.cmp(&b.name));
