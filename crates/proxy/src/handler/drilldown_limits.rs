@@ -27,32 +27,15 @@ pub struct LimitsConfig {
     pub query_timeout: Duration,
 }
 
-/// OTel resource attributes Loki indexes by default (reported as `otlp_config`).
-const OTLP_INDEX_LABELS: &[&str] = &[
-    "service.name",
-    "service.namespace",
-    "service.instance.id",
-    "deployment.environment",
-    "deployment.environment.name",
-    "cloud.region",
-    "cloud.availability_zone",
-    "k8s.cluster.name",
-    "k8s.namespace.name",
-    "k8s.pod.name",
-    "k8s.container.name",
-    "container.name",
-    "k8s.replicaset.name",
-    "k8s.deployment.name",
-    "k8s.statefulset.name",
-    "k8s.daemonset.name",
-    "k8s.cronjob.name",
-    "k8s.job.name",
-];
-
 /// The answer body, with the per-query limits `q` and the discovery
 /// settings `d` this router applies (Drilldown reads them to decide what to show).
 pub fn body(c: LimitsConfig, q: QueryLimits, d: &Discovery) -> serde_json::Value {
     let timeout = i64::try_from(c.query_timeout.as_nanos()).unwrap_or(i64::MAX);
+    // The OTel resource attributes Loki indexes by default, as lokivl maps them.
+    let otlp_index_labels: Vec<&str> = logsql_ast::otel::INDEX_LABELS
+        .iter()
+        .map(|l| l.attribute)
+        .collect();
     serde_json::json!({
         "limits": {
             "discover_log_levels": d.log_levels,
@@ -67,7 +50,7 @@ pub fn body(c: LimitsConfig, q: QueryLimits, d: &Discovery) -> serde_json::Value
             "max_query_series": q.max_query_series,
             "metric_aggregation_enabled": false,
             "otlp_config": {"resource_attributes": {"attributes_config": [
-                {"action": "index_label", "attributes": OTLP_INDEX_LABELS}
+                {"action": "index_label", "attributes": otlp_index_labels}
             ]}},
             "pattern_persistence_enabled": false,
             "query_timeout": format_prometheus(timeout),
