@@ -310,6 +310,11 @@ async fn fetch(
                 (fields, keep)
             }
         };
+        // OTel severity fields are translated per entry (`crate::otel`):
+        // VictoriaLogs cannot group by what Loki stored.
+        if crate::otel::groups_by_severity(&input.need) || crate::otel::stores_severity(&fields) {
+            return fetch_rows(state, ctx, input, grid, work).await;
+        }
         let level = Leveled {
             plan,
             fields: &fields,
