@@ -295,11 +295,11 @@ impl Suite {
             .unwrap_or_else(|e| panic!("{}", e.replace("differential_queries.txt", self.queries)))
     }
 
-    /// The committed known gaps.
-    pub fn known_gaps(&self) -> BTreeMap<String, String> {
-        let text = std::fs::read_to_string(data_path(self.gaps))
-            .unwrap_or_else(|e| panic!("tests/data/{} is readable: {e}", self.gaps));
-        parse_known_gaps(&text).unwrap_or_else(|e| panic!("{e}"))
+    /// The committed known gaps that apply to VictoriaLogs `release`: an id
+    /// written `<id>@<release>` is a gap of that release only (a difference
+    /// that comes from what the release stores, not from the translation).
+    pub fn known_gaps(&self, release: &str) -> BTreeMap<String, String> {
+        read_known_gaps(self.gaps, release)
     }
 
     /// The golden directory of this suite for VictoriaLogs `release`.
@@ -380,6 +380,21 @@ impl Suite {
         );
         (loki, vl)
     }
+}
+
+/// The known gaps of `tests/data/<file>` that apply to VictoriaLogs
+/// `release`: an id written `<id>@<release>` is a gap of that release only.
+pub fn read_known_gaps(file: &str, release: &str) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(data_path(file))
+        .unwrap_or_else(|e| panic!("tests/data/{file} is readable: {e}"));
+    let all = parse_known_gaps(&text).unwrap_or_else(|e| panic!("{e}"));
+    all.into_iter()
+        .filter_map(|(id, reason)| match id.split_once('@') {
+            None => Some((id, reason)),
+            Some((id, r)) if r == release => Some((id.to_owned(), reason)),
+            Some(_) => None,
+        })
+        .collect()
 }
 
 /// Parses the known-gaps text: `<id> <reason>` per line, `#` comments.

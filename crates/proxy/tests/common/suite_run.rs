@@ -49,7 +49,7 @@ pub async fn live(setup: Setup) {
     drop(loki);
     drop(vl);
     println!("dataset {}:", suite.dataset.name());
-    let gaps = suite.known_gaps();
+    let gaps = suite.known_gaps(&super::backend::release_of(&vl_bin));
     let mut verdict = differential::judge(&queries, &loki_answers, &lokivl_answers, &gaps);
     verdict.failures.extend(variants::failures(
         &queries,
@@ -85,7 +85,7 @@ pub async fn replay(setup: Setup) {
             setup.lokivl,
         )
         .await;
-        let gaps = suite.known_gaps();
+        let gaps = suite.known_gaps(release);
         println!("VictoriaLogs {release}, dataset {}:", suite.dataset.name());
         let mut verdict = differential::judge(&queries, &loki.answers, &answers, &gaps);
         verdict.failures.extend(variants::failures(
