@@ -310,9 +310,15 @@ async fn fetch(
                 (fields, keep)
             }
         };
-        // OTel severity fields are translated per entry (`crate::otel`):
-        // VictoriaLogs cannot group by what Loki stored.
-        if crate::otel::groups_by_severity(&input.need) || crate::otel::stores_severity(&fields) {
+        // OTLP records' severity fields are translated per entry
+        // (`crate::otel`): VictoriaLogs cannot group by what Loki stored.
+        // Other streams' `severity_*` metadata is stored as pushed.
+        let otlp = fields
+            .iter()
+            .any(|f| logsql_ast::otel::is_index_attribute(f));
+        if crate::otel::groups_by_severity(&input.need)
+            || otlp && crate::otel::stores_severity(&fields)
+        {
             return fetch_rows(state, ctx, input, grid, work).await;
         }
         let level = Leveled {
