@@ -37,10 +37,21 @@ fn url(base: &str, path: &str, extra: &[(&str, &str)]) -> String {
     format!("{base}{path}?{}", qs(&pairs))
 }
 
-/// The LogsQL `{service_name="api"}` becomes with Loki's default list.
+/// The LogsQL `{service_name="api"}` becomes with Loki's default list: each
+/// link of the chain is read under its Loki name, then (for Loki's OTLP index
+/// labels) under the OTel attribute VictoriaLogs stores.
 fn api_filter() -> String {
-    let mut chain = vec!["service_name"];
-    chain.extend(proxy::drilldown::discovery::SERVICE_NAME_LABELS);
+    let mut chain: Vec<String> = Vec::new();
+    for l in std::iter::once("service_name").chain(
+        proxy::drilldown::discovery::SERVICE_NAME_LABELS
+            .iter()
+            .copied(),
+    ) {
+        chain.push(l.to_owned());
+        if let Some(attr) = logsql_ast::otel::index_attribute(l) {
+            chain.push(format!(r#""{attr}""#));
+        }
+    }
     let groups = (0..chain.len())
         .map(|i| {
             let mut ms: Vec<String> = chain[..i].iter().map(|l| format!(r#"{l}="""#)).collect();
@@ -215,7 +226,12 @@ async fn discovery_off_keeps_stored_labels_only() {
             ("/select/logsql/stream_field_names", "*"),
             ("/select/logsql/stream_field_names", "*"),
             ("/select/logsql/stream_field_values", "*"),
-            ("/select/logsql/streams", r#"{service_name="api"}"#),
+            // Discovery off: the stored label, or the OTel attribute behind
+            // Loki's OTLP `service_name` label.
+            (
+                "/select/logsql/streams",
+                r#"{service_name="api" or service_name="", "service.name"="api"}"#,
+            ),
         ]
         .map(|(p, q)| (p.to_owned(), q.to_owned()))
     );
