@@ -537,27 +537,32 @@ async fn live() {
     judge(&loki_answers, &lokivl_answers);
 }
 
+/// The Loki answers and VictoriaLogs exchanges recorded together in `dir`
+/// for `release` (`live_test` is the test that records them).
+fn read_goldens(dir: &Path, release: &str, live_test: &str) -> (LokiGolden, VlGolden) {
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| {
+            panic!(
+                "{}/{name}: {e}; record it with LOKIVL_LOKI_BIN=... \
+                 LOKIVL_VL_BIN=<VictoriaLogs {release}> LOKIVL_RECORD_GOLDEN=1 \
+                 cargo test -p proxy --test differential_drilldown {live_test}",
+                dir.display()
+            )
+        })
+    };
+    let loki: LokiGolden = serde_json::from_str(&read("loki.json")).expect("loki.json");
+    let vl: VlGolden = serde_json::from_str(&read("victorialogs.json")).expect("victorialogs.json");
+    assert_eq!(
+        loki.base_ns, vl.base_ns,
+        "golden files of {release} from different recordings"
+    );
+    (loki, vl)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay() {
     for release in backend::VL_RELEASES {
-        let read = |name: &str| {
-            let path = golden_dir(release).join(name);
-            std::fs::read_to_string(&path).unwrap_or_else(|e| {
-                panic!(
-                    "{}: {e}; record it with LOKIVL_LOKI_BIN=... \
-                     LOKIVL_VL_BIN=<VictoriaLogs {release}> LOKIVL_RECORD_GOLDEN=1 \
-                     cargo test -p proxy --test differential_drilldown live",
-                    path.display()
-                )
-            })
-        };
-        let loki: LokiGolden = serde_json::from_str(&read("loki.json")).expect("loki.json");
-        let vl: VlGolden =
-            serde_json::from_str(&read("victorialogs.json")).expect("victorialogs.json");
-        assert_eq!(
-            loki.base_ns, vl.base_ns,
-            "golden files of {release} from different recordings"
-        );
+        let (loki, vl) = read_goldens(&golden_dir(release), release, "live");
         let tap = Tap::replaying(vl.exchanges).await;
         let lokivl = start_lokivl(&tap.url).await;
         let mut answers = BTreeMap::new();
@@ -752,23 +757,7 @@ async fn walkthrough_replay(dataset: Dataset) {
     let mut all = Vec::new();
     for release in backend::VL_RELEASES {
         let dir = walk_dir(release, dataset);
-        let read = |name: &str| {
-            std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| {
-                panic!(
-                    "{}/{name}: {e}; record it with LOKIVL_LOKI_BIN=... \
-                     LOKIVL_VL_BIN=<VictoriaLogs {release}> LOKIVL_RECORD_GOLDEN=1 \
-                     cargo test -p proxy --test differential_drilldown walkthrough_live",
-                    dir.display()
-                )
-            })
-        };
-        let loki: LokiGolden = serde_json::from_str(&read("loki.json")).expect("loki.json");
-        let vl: VlGolden =
-            serde_json::from_str(&read("victorialogs.json")).expect("victorialogs.json");
-        assert_eq!(
-            loki.base_ns, vl.base_ns,
-            "golden files of {release} from different recordings"
-        );
+        let (loki, vl) = read_goldens(&dir, release, "walkthrough_live");
         let tap = Tap::replaying(vl.exchanges).await;
         let answers = ask_walk(&tap.url, loki.base_ns, true).await;
         println!(

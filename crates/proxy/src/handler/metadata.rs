@@ -59,15 +59,7 @@ pub async fn labels(
     let bounds = metadata_bounds(&form)?;
     let query = selector_query(form.logql("query")?, discovery)?;
     reject_reversed(&form)?;
-    let names = fetch_values(
-        &state,
-        &ctx,
-        Endpoint::StreamFieldNames,
-        &query,
-        bounds,
-        None,
-    )
-    .await?;
+    let names = stream_field_names(&state, &ctx, &query, bounds).await?;
     // VictoriaLogs keeps OTel's dotted names; Loki (and LogQL) only know `k8s_pod_name`.
     let mut names: BTreeSet<String> = names
         .iter()
@@ -102,15 +94,7 @@ pub async fn label_values(
     }
     // `name` is a Loki name; the stream fields it stands for may be dotted
     // (`k8s_pod_name` ← `k8s.pod.name`), so look the fields up first.
-    let names = fetch_values(
-        &state,
-        &ctx,
-        Endpoint::StreamFieldNames,
-        &query,
-        bounds,
-        None,
-    )
-    .await?;
+    let names = stream_field_names(&state, &ctx, &query, bounds).await?;
     let mut fields: Vec<&str> = names
         .iter()
         .map(String::as_str)
@@ -315,6 +299,16 @@ async fn call(
         form.push(("field", field));
     }
     Ok(state.backend.post_form(ctx, endpoint, &form).await?)
+}
+
+/// The stream field names (VictoriaLogs spelling) of the streams `query` selects in `b`.
+async fn stream_field_names(
+    state: &AppState,
+    ctx: &RequestContext,
+    query: &str,
+    b: Bounds,
+) -> Result<BTreeSet<String>, ApiError> {
+    fetch_values(state, ctx, Endpoint::StreamFieldNames, query, b, None).await
 }
 
 async fn fetch_values(
