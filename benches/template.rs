@@ -12,7 +12,7 @@ use std::alloc::System;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use proxy::template::{Context, Template};
+use go::template::{Context, Template};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]

@@ -3,8 +3,8 @@
 //! for tokens read character by character) and reproduce lexer errors.
 //! Parsing itself is done by the pest grammar; this is only for errors.
 
-use crate::bytes::parse_bytes;
 use crate::duration::Duration;
+use go::humanize::parse_bytes;
 
 /// A token as Loki's parser would name it in `unexpected …`.
 #[derive(Debug, Clone, PartialEq)]

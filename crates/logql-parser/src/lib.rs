@@ -13,7 +13,6 @@ extern crate alloc;
 
 mod ast;
 mod build;
-mod bytes;
 mod duration;
 mod error;
 mod go_regex;
@@ -32,9 +31,9 @@ mod utf8;
 mod validate;
 
 pub use ast::*;
-pub use bytes::{effective_bytes, parse_bytes};
 pub use duration::Duration;
 pub use error::ParseError;
+pub use go::humanize::{effective_bytes, parse_bytes};
 pub use limits::{MAX_NESTING_DEPTH, MAX_OPERATORS};
 pub use pattern::{PatternNode, parse_pattern};
 pub use pretty::prettify;

@@ -26,7 +26,6 @@ pub mod push;
 pub mod response_cache;
 pub mod server;
 pub mod tail;
-pub mod template;
 pub mod tenant;
 pub mod window;
 pub mod work;

@@ -11,10 +11,10 @@ use pest::iterators::Pair;
 use super::selector::matcher;
 use super::{Built, string, unexpected_at};
 use crate::ast::{CmpOp, LabelFilter, MatchOp};
-use crate::bytes::parse_bytes;
 use crate::duration::Duration;
 use crate::error::ParseError;
 use crate::grammar::Rule;
+use go::humanize::parse_bytes;
 
 #[derive(Clone, Copy)]
 enum Op {

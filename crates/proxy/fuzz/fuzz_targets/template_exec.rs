@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use proxy::template::limits::MAX_OUTPUT_BYTES;
-use proxy::template::{Context, Template, TemplateError};
+use go::template::limits::MAX_OUTPUT_BYTES;
+use go::template::{Context, Template, TemplateError};
 
 struct Line<'a> {
     labels: Vec<(&'static str, &'a str)>,

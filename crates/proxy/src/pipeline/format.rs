@@ -1,4 +1,4 @@
-//! `line_format` and `label_format`, rendered with [`crate::template`]
+//! `line_format` and `label_format`, rendered with [`go::template`]
 //! (grafana/loki `pkg/logql/log/fmt.go`):
 //!
 //! * templates read the labels as Loki's label map (every label, the error
@@ -14,7 +14,7 @@ use logql_parser::LabelFormatOp;
 
 use super::PipelineError;
 use super::labels::{Category, ERROR, ERROR_DETAILS, LabelsBuilder};
-use crate::template::{Context, Template};
+use go::template::{Context, Template};
 
 /// Loki's error label value for template failures.
 pub const TEMPLATE_FORMAT_ERR: &str = "TemplateFormatErr";
@@ -202,3 +202,7 @@ impl LabelFormat {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "format_template_tests.rs"]
+mod template_tests;

@@ -22,7 +22,7 @@ use logql_parser::{LabelFilter, LabelFormatOp, Stage};
 
 use super::label_filter::LabelPred;
 use super::labels::{Category, ERROR, EXTRACTED, LabelsBuilder, PRESERVE_ERROR};
-use crate::template::Template;
+use go::template::Template;
 
 /// How a metric query's range aggregation groups its samples, as Loki's
 /// sample extractor sees it when it builds the hints.

@@ -14,7 +14,7 @@ use logql_parser::{
 };
 
 use super::{ip, json};
-use crate::template::Template;
+use go::template::Template;
 
 /// `Err` with Loki's message for the first stage of `expr` that does not build.
 pub fn check(expr: &Expr) -> Result<(), String> {

@@ -59,12 +59,12 @@ pub(super) fn parse_duration(s: &str) -> Result<f64, String> {
 }
 /// go-humanize `ParseBytes`, as Loki's `bytes` function calls it.
 ///
-/// The reading is the parser's ([`logql_parser::parse_bytes`]), so a byte
+/// The reading is the parser's ([`crate::humanize::parse_bytes`]), so a byte
 /// size means the same in a label filter and in a template. The parser only
 /// says whether the text is a size; Go's error names the part that failed,
 /// so on failure this works out which: the number, the unit, or the range.
 pub(super) fn parse_bytes(s: &str) -> Result<f64, String> {
-    if let Some(v) = logql_parser::parse_bytes(s) {
+    if let Some(v) = crate::humanize::parse_bytes(s) {
         // Loki returns `float64(uint64)`; below 2^64 the conversion is exact
         // for every value the parser can produce from an f64.
         return Ok(v as f64);
@@ -86,7 +86,7 @@ pub(super) fn parse_bytes(s: &str) -> Result<f64, String> {
     // One of a unit alone is always in range, so the parser
     // refusing it means the unit is unknown; accepting it means the
     // product overflowed.
-    if logql_parser::parse_bytes(&format!("1 {unit}")).is_none() {
+    if crate::humanize::parse_bytes(&format!("1 {unit}")).is_none() {
         return Err(format!("unhandled size name: {unit}"));
     }
     Err(format!("too large: {s}"))

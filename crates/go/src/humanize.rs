@@ -49,7 +49,7 @@ pub fn effective_bytes(v: u64) -> u64 {
 }
 
 /// Formats as go-humanize `Bytes` (SI units, one decimal below 10), minus spaces.
-pub(crate) fn format_bytes(v: u64) -> String {
+pub fn format_bytes(v: u64) -> String {
     if v < 10 {
         return format!("{v}B");
     }
