@@ -12,8 +12,8 @@ use std::alloc::System;
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use proxy::direction::Direction;
-use proxy::encode::streams::{StreamsOptions, encode_streams};
+use engine::direction::Direction;
+use engine::encode::streams::{StreamsOptions, encode_streams};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]

@@ -179,14 +179,14 @@ mod tests {
     #[test]
     fn generated_body_decodes_and_encodes() {
         let mut body = vl_ndjson(100);
-        let opts = proxy::encode::streams::StreamsOptions {
-            direction: proxy::direction::Direction::Backward,
+        let opts = engine::encode::streams::StreamsOptions {
+            direction: engine::direction::Direction::Backward,
             limit: 100,
             categorize: true,
             parsed_prefix: None,
         };
         let mut out = Vec::new();
-        let summary = proxy::encode::streams::encode_streams(&mut body, &opts, &mut out);
+        let summary = engine::encode::streams::encode_streams(&mut body, &opts, &mut out);
         assert_eq!(summary.map(|s| (s.entries, s.streams)), Ok((100, 10)));
         let text = String::from_utf8_lossy(&out);
         assert!(

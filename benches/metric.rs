@@ -19,9 +19,9 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use logql_parser::{BinaryModifier, BinaryOp, GroupModifier, RangeOp, VectorMatching};
-use proxy::metric::buckets::{BucketSeries, Stats};
-use proxy::metric::window::{WindowSpec, evaluate};
-use proxy::metric::{Grid, Point, Series, Value, binary};
+use engine::metric::buckets::{BucketSeries, Stats};
+use engine::metric::window::{WindowSpec, evaluate};
+use engine::metric::{Grid, Point, Series, Value, binary};
 
 const S: i64 = 1_000_000_000;
 const STEP: i64 = 60 * S;
@@ -178,7 +178,7 @@ fn json(c: &mut Criterion) {
         step: STEP,
         len: 1441,
     };
-    let summary = proxy::encode::stats::Summary::default();
+    let summary = engine::encode::stats::Summary::default();
     let mut g = c.benchmark_group("metric/json");
     g.throughput(Throughput::Elements(10 * 1441));
     for (name, k, div) in [("counts_10x1441", 0.0, 1.0), ("rates_10x1441", 1.0, 60.0)] {
@@ -194,7 +194,7 @@ fn json(c: &mut Criterion) {
         g.bench_function(name, |b| {
             b.iter(|| {
                 let mut out = Vec::with_capacity(1 << 16);
-                proxy::metric::json::write_matrix(&mut out, black_box(&m), &grid, &summary);
+                engine::encode::metric::write_matrix(&mut out, black_box(&m), &grid, &summary);
                 out.len()
             })
         });

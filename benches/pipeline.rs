@@ -11,8 +11,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use logql_parser::Expr;
-use proxy::pipeline::Pipeline;
-use proxy::pipeline::encode::Entry;
+use engine::pipeline::Pipeline;
+use engine::encode::pipeline::Entry;
 
 const LINES: usize = 10_000;
 
@@ -101,8 +101,8 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0;
             for (j, p) in input.iter().zip(&plain) {
-                n += proxy::drilldown::discovery::level_of(None, &none, j).len();
-                n += proxy::drilldown::discovery::level_of(None, &none, p).len();
+                n += engine::discovery::level_of(None, &none, j).len();
+                n += engine::discovery::level_of(None, &none, p).len();
             }
             black_box(n)
         })

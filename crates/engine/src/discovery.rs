@@ -10,7 +10,8 @@
 
 use std::borrow::Cow;
 
-pub mod flags;
+pub mod otel;
+pub mod stream;
 
 /// Loki's default `discover_service_name` list, in priority order.
 pub const SERVICE_NAME_LABELS: &[&str] = &[
@@ -28,6 +29,17 @@ pub const SERVICE_NAME_LABELS: &[&str] = &[
     "job",
     "k8s_job_name",
 ];
+
+/// Loki's defaults: `service_name` from [`SERVICE_NAME_LABELS`], levels on.
+pub fn loki_defaults() -> logsql_ast::Discovery {
+    logsql_ast::Discovery {
+        service_name_labels: SERVICE_NAME_LABELS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect(),
+        log_levels: true,
+    }
+}
 
 /// Loki's default `log_level_fields` (v3.7), in priority order.
 pub const LEVEL_FIELDS: &[&str] = &[
@@ -58,7 +70,7 @@ pub const UNKNOWN_LEVEL: &str = "unknown";
 
 /// The `service_name` Loki with its default list would give a stream with
 /// `labels` (Loki names); requests use their context's list instead
-/// ([`crate::pipeline::discovered::with_service_name`]).
+/// ([`crate::discovery::stream::with_service_name`]).
 #[cfg(test)]
 pub fn service_name(labels: &[(String, String)]) -> &str {
     let get = |n: &str| labels.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
@@ -324,7 +336,7 @@ mod tests {
         assert_eq!(service_name(&l(&[("env", "prod")])), UNKNOWN_SERVICE);
         assert_eq!(service_name(&l(&[("container", "c"), ("job", "j")])), "c");
         let mut with = l(&[("app", "a"), ("zone", "z")]);
-        crate::pipeline::discovered::with_service_name(&mut with, &flags::loki_defaults());
+        crate::discovery::stream::with_service_name(&mut with, &loki_defaults());
         assert_eq!(
             with,
             l(&[("app", "a"), ("service_name", "a"), ("zone", "z")])

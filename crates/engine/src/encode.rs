@@ -5,5 +5,7 @@
 //! from VictoriaLogs NDJSON.
 
 pub mod json;
+pub mod metric;
+pub mod pipeline;
 pub mod stats;
 pub mod streams;

@@ -11,6 +11,7 @@
 //! calls, through [`Decoder`]), and the extra fields of all rows share one
 //! flat vector.
 
+pub mod stats_rows;
 pub mod time;
 
 use std::ops::Range;

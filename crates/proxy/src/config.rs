@@ -5,6 +5,7 @@
 //! with `--config-file`. Precedence: flag > variable > file > default.
 
 mod backend_url;
+pub mod discovery;
 pub mod file;
 mod settings;
 pub mod tls;
@@ -127,7 +128,7 @@ pub struct Config {
     pub query_limits: crate::params::limits::QueryLimitFlags,
     /// Loki's label discovery: `--discover-service-name`, `--discover-log-levels`.
     #[command(flatten)]
-    pub discovery: crate::drilldown::discovery::flags::DiscoveryFlags,
+    pub discovery: crate::config::discovery::DiscoveryFlags,
     /// Bytes of cached answers and keys kept in memory (0 disables the response cache).
     #[arg(long, env = "LOKIVL_CACHE_MAX_BYTES", default_value_t = 268435456)]
     pub cache_max_bytes: u64,

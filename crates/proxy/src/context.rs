@@ -279,7 +279,7 @@ mod tests {
     #[test]
     fn the_tag_is_stable_and_tells_settings_apart() {
         assert_eq!(discovery_tag(&Discovery::default()), "");
-        let on = crate::drilldown::discovery::flags::loki_defaults();
+        let on = engine::discovery::loki_defaults();
         assert_eq!(discovery_tag(&on), discovery_tag(&on.clone()));
         let mut off_levels = on.clone();
         off_levels.log_levels = false;

@@ -197,6 +197,19 @@ impl From<logql_parser::ParseError> for ApiError {
     }
 }
 
+impl From<engine::Error> for ApiError {
+    fn from(e: engine::Error) -> Self {
+        match e {
+            engine::Error::BadRequest(m) => Self::BadRequest(m),
+            engine::Error::Backend(m) => Self::BackendFailed {
+                status: StatusCode::BAD_GATEWAY,
+                message: m,
+            },
+            engine::Error::Stopped(s) => Self::QueryTimeout(s.0),
+        }
+    }
+}
+
 impl From<BackendError> for ApiError {
     fn from(e: BackendError) -> Self {
         match e {

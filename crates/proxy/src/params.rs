@@ -8,7 +8,7 @@ pub mod form;
 pub mod limits;
 pub mod timestamp;
 
-use crate::direction::Direction;
+use engine::direction::Direction;
 use crate::error::ApiError;
 
 pub use form::Form;

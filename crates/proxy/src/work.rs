@@ -7,12 +7,15 @@
 //! `/ready`, cache hits and even `accept` wait for them. Rows are read from
 //! VictoriaLogs asynchronously; what is done with them runs here.
 
-pub mod budget;
 pub mod cpu;
-pub mod stop;
 
-pub use budget::{Budgets, RowBudget, WorkLimits};
-pub use stop::{Deadline, Stop, Stopped};
+pub use engine::work::{Budgets, Deadline, RowBudget, Stop, Stopped, WorkLimits, budget, stop};
+
+impl From<Stopped> for crate::error::ApiError {
+    fn from(s: Stopped) -> Self {
+        Self::QueryTimeout(s.0)
+    }
+}
 
 /// What bounds the work of one request: its row budgets (one per request,
 /// shared by its windows and range aggregations) and its deadline.
@@ -31,5 +34,19 @@ impl Work {
             budgets: Budgets::new(limits),
             deadline,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn stopped_work_answers_lokis_query_timeout() {
+        let e: crate::error::ApiError = Stopped(Duration::from_secs(60)).into();
+        assert_eq!(e.status(), http::StatusCode::GATEWAY_TIMEOUT);
+        assert!(e.to_string().starts_with("request timed out"), "{e}");
     }
 }

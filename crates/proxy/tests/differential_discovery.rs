@@ -28,7 +28,7 @@ fn setup(suite: Suite) -> Setup {
     Setup {
         suite,
         loki: with_discovery,
-        lokivl: |s| s.discovery = proxy::drilldown::discovery::flags::loki_defaults(),
+        lokivl: |s| s.discovery = engine::discovery::loki_defaults(),
     }
 }
 

@@ -585,7 +585,7 @@ fn walk_dir(release: &str, dataset: Dataset) -> PathBuf {
 /// lokivl with Loki's discovery defaults, as the walk-through needs
 /// `service_name` and `detected_level`.
 fn discovery(s: &mut proxy::config::Settings) {
-    s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+    s.discovery = engine::discovery::loki_defaults();
 }
 
 /// Asks lokivl in front of `backend` every walk-through request: with the

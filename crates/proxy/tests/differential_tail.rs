@@ -332,7 +332,7 @@ async fn compare_tails(discovery: bool, dataset: Dataset) {
     );
     let lokivl = common::start_lokivl_with(&vl.url, |s| {
         if discovery {
-            s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+            s.discovery = engine::discovery::loki_defaults();
         }
     })
     .await;

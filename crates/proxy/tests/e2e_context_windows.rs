@@ -77,7 +77,7 @@ async fn lokivl(vl: &str, split: bool, max_series: usize) -> String {
     let map = dir.join("tenants.yaml");
     std::fs::write(&map, "team-a: {account_id: 1}\nteam-b: {account_id: 2}\n").unwrap();
     common::start_lokivl_with(vl, |s| {
-        s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+        s.discovery = engine::discovery::loki_defaults();
         s.tenant.map = Some(map);
         s.query_limits.max_query_series = max_series;
         if split {

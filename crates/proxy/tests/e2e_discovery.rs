@@ -93,7 +93,7 @@ async fn service_name_and_detected_level_on_real_victorialogs() {
     };
     let vl = VictoriaLogs::start(&bin).await;
     vl.ingest(push_body()).await;
-    let base = start_lokivl(&vl.url, proxy::drilldown::discovery::flags::loki_defaults()).await;
+    let base = start_lokivl(&vl.url, engine::discovery::loki_defaults()).await;
 
     // `{service_name="api"}` finds the app-only, service-only and stored streams.
     let v = query(&base, r#"{service_name="api"}"#, &[]).await;

@@ -44,7 +44,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
     let (body, lines) = push_body();
     vl.ingest(body).await;
     let base = common::start_lokivl_with(&vl.url, |s| {
-        s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+        s.discovery = engine::discovery::loki_defaults();
     })
     .await;
     let start_ns = ((BASE_S - 60) * 1_000_000_000).to_string();

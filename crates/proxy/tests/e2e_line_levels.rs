@@ -2,7 +2,7 @@
 //! `logsql_ast::line_level` against a real VictoriaLogs, line by line, on
 //! lines mixing JSON, logfmt and plain text with level words in every
 //! spelling, case and position Loki knows, checked against lokivl's
-//! row-by-row derivation (`proxy::drilldown::discovery`, itself checked
+//! row-by-row derivation (`engine::discovery`, itself checked
 //! against Loki 3.7); then Drilldown's `sum by (detected_level)` through
 //! lokivl with a row budget far below the entries counted, and, when
 //! `LOKIVL_LOKI_BIN` is set, line by line against the `detected_level`
@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use common::backend::{self, VictoriaLogs};
 use common::client::{get, post, url};
-use proxy::drilldown::discovery::{detected_level, level_from_line};
+use engine::discovery::{detected_level, level_from_line};
 use serde_json::{Value, json};
 
 /// 2026-08-22T10:00:00Z.
@@ -232,7 +232,7 @@ fn skip(what: &str) -> bool {
 async fn vl_levels(vl: &str) -> BTreeMap<String, String> {
     let q = format!(
         r#"{{app="lines"}}{} | fields _msg, "{}""#,
-        proxy::metric::discovered::line_level_pipes(),
+        engine::metric::discovered::line_level_pipes(),
         logsql_ast::line_level::LEVEL_FIELD
     );
     let (st, _, body) = post(
@@ -389,7 +389,7 @@ async fn line_levels_in_victorialogs_match_the_row_derivation() {
         "reading every line would fail"
     );
     let base = common::start_lokivl_with(&vl.url, |s| {
-        s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+        s.discovery = engine::discovery::loki_defaults();
         s.work.max_rows = budget;
     })
     .await;
@@ -400,7 +400,7 @@ async fn line_levels_in_victorialogs_match_the_row_derivation() {
     assert_eq!(by_service, expected(&data, true), "{q}");
     // Split into windows of 10 minutes (each window counts the same way).
     let windowed = common::start_lokivl_with(&vl.url, |s| {
-        s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+        s.discovery = engine::discovery::loki_defaults();
         s.work.max_rows = budget;
         s.cache.windows.interval = std::time::Duration::from_secs(600);
     })
@@ -556,7 +556,7 @@ async fn residue_rows_are_bounded() {
         .await
         .unwrap()
     };
-    let defaults = proxy::drilldown::discovery::flags::loki_defaults;
+    let defaults = engine::discovery::loki_defaults;
     // Within the bounds: every line read and derived (warn, nested).
     let base = common::start_lokivl_with(&vl.url, |s| s.discovery = defaults()).await;
     assert_eq!(

@@ -72,7 +72,7 @@ async fn metadata_and_tail_show_service_name_on_real_victorialogs() {
     };
     let vl = VictoriaLogs::start(&bin).await;
     vl.ingest(push_body()).await;
-    let on = start_lokivl(&vl.url, proxy::drilldown::discovery::flags::loki_defaults()).await;
+    let on = start_lokivl(&vl.url, engine::discovery::loki_defaults()).await;
 
     assert_eq!(
         data(&on, "/loki/api/v1/labels", &[]).await,

@@ -178,7 +178,7 @@ async fn drilldown_metric_panels_on_real_victorialogs() {
     let data = dataset();
     let vl = VictoriaLogs::start(&bin).await;
     vl.ingest(push_body(&data)).await;
-    let base = start_lokivl(&vl.url, proxy::drilldown::discovery::flags::loki_defaults()).await;
+    let base = start_lokivl(&vl.url, engine::discovery::loki_defaults()).await;
 
     // Service card / volume histogram: levels of one service.
     let want = expected(&data, |e| (e.service == "api").then_some(e.level));

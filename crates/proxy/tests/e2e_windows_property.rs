@@ -282,14 +282,14 @@ async fn split_answers_equal_unsplit_answers() {
         split.push(
             common::start_lokivl_with(&vl.url, |c| {
                 c.cache.windows.interval = Duration::from_secs(s);
-                c.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+                c.discovery = engine::discovery::loki_defaults();
             })
             .await,
         );
     }
     let whole = common::start_lokivl_with(&vl.url, |c| {
         c.cache.max_bytes = 0;
-        c.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+        c.discovery = engine::discovery::loki_defaults();
     })
     .await;
 

@@ -216,7 +216,7 @@ pub async fn harness_release(answers: Vec<(&str, Canned)>, probe: &str) -> Harne
 pub async fn harness_discovering(answers: Vec<(&str, Canned)>) -> Harness {
     let vl = fake_vl_release(answers, PROBE_V126).await;
     let mut settings = proxy::config::Settings::new(&format!("http://{}", vl.addr)).unwrap();
-    settings.discovery = proxy::drilldown::discovery::flags::loki_defaults();
+    settings.discovery = engine::discovery::loki_defaults();
     let base = start_proxy(settings).await;
     Harness { base, vl }
 }

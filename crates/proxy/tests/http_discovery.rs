@@ -5,7 +5,7 @@ mod http_common;
 
 use axum::http::StatusCode;
 use http_common::*;
-use proxy::drilldown::discovery::flags::loki_defaults;
+use engine::discovery::loki_defaults;
 use serde_json::json;
 
 /// One stream with only `app`, one with nothing Loki derives a name from.

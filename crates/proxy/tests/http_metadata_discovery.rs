@@ -6,7 +6,7 @@ mod http_common;
 
 use axum::http::StatusCode;
 use http_common::*;
-use proxy::drilldown::discovery::flags::loki_defaults;
+use engine::discovery::loki_defaults;
 use serde_json::json;
 
 /// Four streams as VictoriaLogs' `/select/logsql/streams` reports them:
@@ -43,7 +43,7 @@ fn url(base: &str, path: &str, extra: &[(&str, &str)]) -> String {
 fn api_filter() -> String {
     let mut chain: Vec<String> = Vec::new();
     for l in std::iter::once("service_name").chain(
-        proxy::drilldown::discovery::SERVICE_NAME_LABELS
+        engine::discovery::SERVICE_NAME_LABELS
             .iter()
             .copied(),
     ) {

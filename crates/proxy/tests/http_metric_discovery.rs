@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::http::StatusCode;
 use http_common::*;
-use proxy::drilldown::discovery::flags::loki_defaults;
+use engine::discovery::loki_defaults;
 use serde_json::json;
 
 const S: i64 = 1_000_000_000;

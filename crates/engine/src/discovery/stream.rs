@@ -1,13 +1,13 @@
 //! The labels Loki's ingest adds, given to each entry before the proxy's
 //! stages run: `service_name` on the stream labels, `detected_level` in the
-//! structured metadata (derivation in [`crate::drilldown::discovery`]).
-//! Whoever feeds rows to a [`super::Pipeline`] built with
-//! [`super::Pipeline::discovering`] calls these (log queries do in
-//! [`super::run`]; metric queries evaluated from rows would too).
+//! structured metadata (derivation in [`crate::discovery`]).
+//! Whoever feeds rows to a [`crate::pipeline::Pipeline`] built with
+//! [`crate::pipeline::Pipeline::discovering`] calls these (log queries do in
+//! [`crate::pipeline::page`]; metric queries evaluated from rows would too).
 
 use std::borrow::Cow;
 
-use crate::drilldown::discovery::{
+use crate::discovery::{
     DETECTED_LEVEL, SERVICE_NAME, derive_service_name, level_label, level_of,
 };
 

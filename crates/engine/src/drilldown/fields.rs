@@ -1,6 +1,6 @@
 //! Detected fields and detected field values, computed as Loki's query
 //! frontend does (grafana/loki `pkg/querier/queryrange/detected_fields.go`)
-//! over the entries [`super::logs::fetch`] returns.
+//! over the entries the service fetches returns.
 //!
 //! For every entry: each structured-metadata key is a field with `parsers`
 //! `null`; the line is parsed again with `json`, else `logfmt`, and every key
@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::humanize;
-use super::logs::{Entry, Stream};
+use super::{Entry, Stream};
 use crate::pipeline::hints::Hints;
 use crate::pipeline::json::walk::{Visitor, Walker};
 use crate::pipeline::json::{JsonParser, Kind, Value};

@@ -10,8 +10,8 @@ use logql_parser::{Expr, Selector};
 
 use logsql_ast::Discovery;
 
-use super::discovery::DETECTED_LEVEL;
-use crate::error::ApiError;
+use crate::discovery::DETECTED_LEVEL;
+use crate::Error;
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::pipeline::label_filter::StrMatcher;
 
@@ -59,7 +59,7 @@ pub fn select(
     raw: &str,
     allow_pipeline: bool,
     discovery: &Discovery,
-) -> Result<Selection, ApiError> {
+) -> Result<Selection, Error> {
     if raw.trim().is_empty() || raw.replace(' ', "") == "{}" {
         return Ok(Selection {
             vl_query: "*".to_owned(),
@@ -70,7 +70,7 @@ pub fn select(
     }
     let sel = match logql_parser::parse(raw)? {
         Expr::Log(log) if allow_pipeline || log.pipeline.is_empty() => log.selector,
-        _ => return Err(ApiError::BadRequest(ONLY_MATCHERS.to_owned())),
+        _ => return Err(Error::BadRequest(ONLY_MATCHERS.to_owned())),
     };
     split(&sel, discovery)
 }
@@ -80,14 +80,14 @@ pub fn select(
 ///
 /// # Errors
 /// A regex that does not compile (400).
-pub fn split(sel: &Selector, discovery: &Discovery) -> Result<Selection, ApiError> {
+pub fn split(sel: &Selector, discovery: &Discovery) -> Result<Selection, Error> {
     let mut stored = Vec::new();
     let mut proxy = Vec::new();
     for m in &sel.matchers {
         if discovery.synthesizes(&m.name) {
             proxy.push(
                 StrMatcher::new(m)
-                    .map_err(|e| ApiError::BadRequest(format!("parse error : {e}")))?,
+                    .map_err(|e| Error::BadRequest(format!("parse error : {e}")))?,
             );
         } else {
             stored.push(m.clone());
@@ -98,7 +98,7 @@ pub fn split(sel: &Selector, discovery: &Discovery) -> Result<Selection, ApiErro
     } else {
         // Only stored-label matchers are left: nothing to derive.
         logsql_ast::lower_selector(&Selector { matchers: stored }, &Discovery::default())
-            .map_err(|e| ApiError::BadRequest(format!("parse error : {e}")))?
+            .map_err(|e| Error::BadRequest(format!("parse error : {e}")))?
             .to_string()
     };
     let mut names: Vec<String> = Vec::new();
@@ -123,18 +123,15 @@ pub fn split(sel: &Selector, discovery: &Discovery) -> Result<Selection, ApiErro
 pub fn derive_labels(
     stream: &str,
     discovery: &Discovery,
-) -> Result<Vec<(String, String)>, ApiError> {
-    let pairs = parse_stream(stream).map_err(|e| ApiError::BackendFailed {
-        status: http::StatusCode::BAD_GATEWAY,
-        message: e.to_string(),
-    })?;
+) -> Result<Vec<(String, String)>, Error> {
+    let pairs = parse_stream(stream).map_err(|e| Error::Backend(e.to_string()))?;
     let mut labels: Vec<(String, String)> = pairs
         .into_iter()
         .map(|(k, v)| (sanitize_label_name(&k).into_owned(), v.into_owned()))
         .collect();
     labels.sort();
     labels.dedup_by(|a, b| a.0 == b.0);
-    crate::pipeline::discovered::with_service_name(&mut labels, discovery);
+    crate::discovery::stream::with_service_name(&mut labels, discovery);
     Ok(labels)
 }
 
@@ -143,7 +140,7 @@ mod tests {
     use super::*;
 
     fn on() -> Discovery {
-        crate::drilldown::discovery::flags::loki_defaults()
+        crate::discovery::loki_defaults()
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! `strconv.FormatFloat(v, 'f', -1, 64)` strings) are easier to get exactly
 //! right without a serializer in between.
 
-use super::grid::Grid;
-use super::series::{Labels, Series};
+use crate::metric::grid::Grid;
+use crate::metric::series::{Labels, Series};
 use crate::encode::json::write_str;
 use crate::encode::stats::{Summary, write_stats_field};
 

@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use super::labels::{Category, LabelsBuilder};
+use crate::pipeline::labels::{Category, LabelsBuilder};
 use crate::encode::json::{write_i64_str, write_str, write_str_body};
 use crate::encode::stats::{Summary, write_stats_field};
 use crate::labels::go_quote;

@@ -10,6 +10,9 @@ use super::series::{Labels, normalize};
 use crate::labels::sanitize_label_name;
 use crate::ndjson::{Decoder, Rows};
 
+/// VictoriaLogs' stream field: the grouping that makes `service_name` exact.
+pub const STREAM_FIELD: &str = "_stream";
+
 /// The statistics of one bucket (or of merged buckets).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stats {
@@ -72,8 +75,8 @@ pub fn labels_of<'a>(fields: impl IntoIterator<Item = (&'a str, &'a str)>) -> La
         fields
             .into_iter()
             // Scratch fields are dropped, but for the line's level a level
-            // grouping asks for ([`super::discovered::line_level_grouping`]).
-            .filter(|(n, _)| !n.starts_with("__lokivl_") || *n == super::discovered::LINE_LEVEL)
+            // grouping asks for (`discovered::line_level_grouping`).
+            .filter(|(n, _)| !n.starts_with("__lokivl_") || *n == logsql_ast::line_level::LEVEL_FIELD)
             .map(|(n, v)| (sanitize_label_name(n).into_owned(), v.to_owned()))
             .collect(),
     )
@@ -108,7 +111,7 @@ pub fn decode(
 /// Decodes a `stats by (_time:…, …, _stream)` answer as [`decode`] does,
 /// keeping each row's stream as a `_stream` label (the NDJSON decoder
 /// reads `_stream` apart from the other fields) for
-/// [`super::discovered::with_service_name`].
+/// `discovered::with_service_name`.
 ///
 /// # Errors
 /// As [`decode`].
@@ -145,7 +148,7 @@ fn decode_rows(
             };
             *slot = parse_number(value)?;
         }
-        let stream = keep_stream.then_some((super::discovered::STREAM_FIELD, row.stream));
+        let stream = keep_stream.then_some((STREAM_FIELD, row.stream));
         let labels = project(labels_of(fields.iter().copied().chain(stream)), grouping);
         by_labels
             .entry(labels)

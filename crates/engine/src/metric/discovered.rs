@@ -18,13 +18,12 @@ use super::buckets::{BucketSeries, Stats, merge, project};
 use super::error::EngineError;
 use super::plan::Need;
 use super::series::{Labels, normalize};
-use crate::drilldown::discovery::{
+use crate::discovery::{
     DETECTED_LEVEL, LEVEL_FIELDS, SERVICE_NAME, derive_service_name, level_label, level_of,
 };
 use crate::labels::{parse_stream, sanitize_label_name};
 
-/// VictoriaLogs' stream field: the grouping that makes `service_name` exact.
-pub const STREAM_FIELD: &str = "_stream";
+pub use super::buckets::STREAM_FIELD;
 
 /// Which synthesized labels a range aggregation's series must carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -174,7 +173,7 @@ pub fn has_level(labels: &Labels) -> bool {
 /// severity (v1.51 `severity_number` `0` and `severity_text`
 /// `Unspecified`, v1.26 `severity` `Unspecified`): Loki stores nothing
 /// there, so such an entry's level comes from its line (read as a row, where
-/// [`crate::otel::push_metadata`] tells OTLP streams from others).
+/// [`crate::discovery::otel::push_metadata`] tells OTLP streams from others).
 fn otel_filler(f: &str) -> Option<&'static str> {
     use logsql_ast::otel::{SEVERITY_NUMBER, SEVERITY_TEXT, VL_SEVERITY, VL_SEVERITY_NAMES};
     match f {
@@ -297,9 +296,9 @@ pub fn with_levels(
                 .map(|(_, v)| v.as_str())
         };
         // The group's metadata as Loki stores it (OTel severity translated).
-        let otlp = crate::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
+        let otlp = crate::discovery::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
         let mut meta: Vec<(std::borrow::Cow<'_, str>, &str)> = Vec::new();
-        crate::otel::push_metadata(
+        crate::discovery::otel::push_metadata(
             otlp,
             labels
                 .iter()

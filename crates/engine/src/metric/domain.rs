@@ -12,7 +12,7 @@
 
 use super::Grid;
 use super::plan::RangeInput;
-use crate::error::ApiError;
+use crate::Error;
 
 /// The 400 text for a request whose derived times leave `i64` nanoseconds.
 pub const OUT_OF_RANGE: &str = "the query's time range, step, range and offset reach past the int64 nanoseconds lokivl computes with (years 1678 to 2262); narrow them";
@@ -22,11 +22,11 @@ pub const OUT_OF_RANGE: &str = "the query's time range, step, range and offset r
 /// range is not split).
 ///
 /// # Errors
-/// [`ApiError::BadRequest`] with [`OUT_OF_RANGE`].
-pub fn check(grid: &Grid, window: i64, inputs: &[RangeInput<'_>]) -> Result<(), ApiError> {
+/// [`Error::BadRequest`] with [`OUT_OF_RANGE`].
+pub fn check(grid: &Grid, window: i64, inputs: &[RangeInput<'_>]) -> Result<(), Error> {
     reach(grid, window, inputs)
         .map(|_| ())
-        .ok_or_else(|| ApiError::BadRequest(OUT_OF_RANGE.to_owned()))
+        .ok_or_else(|| Error::BadRequest(OUT_OF_RANGE.to_owned()))
 }
 
 /// The lowest and highest time the evaluation may form, if both fit.

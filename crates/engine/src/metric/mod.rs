@@ -17,7 +17,6 @@ pub mod domain;
 pub mod error;
 pub mod eval;
 pub mod grid;
-pub mod json;
 pub mod label_replace;
 pub mod optimize;
 pub mod plan;

@@ -20,7 +20,7 @@ use super::series::{Labels, sorted};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows};
 use crate::pipeline::Pipeline;
-use crate::pipeline::discovered::{with_detected_level, with_service_name};
+use crate::discovery::stream::{with_detected_level, with_service_name};
 use crate::pipeline::hints::{Hints, MetricGrouping};
 use crate::pipeline::label_filter::{StrMatcher, parse_bytes, parse_float};
 use crate::pipeline::labels::{ERROR, ERROR_DETAILS, PRESERVE_ERROR};
@@ -136,8 +136,8 @@ pub fn extract(
     let mut series: BTreeMap<Labels, Vec<(i64, f64, f64)>> = BTreeMap::new();
     let mut first_error: Option<(i64, String, String)> = None;
     // Loki-named stream labels (with a derived `service_name`), once per stream.
-    // And whether the stream was ingested as OTLP (`crate::otel`).
-    let mut streams: HashMap<&str, crate::otel::StreamLabels> = HashMap::new();
+    // And whether the stream was ingested as OTLP (`crate::discovery::otel`).
+    let mut streams: HashMap<&str, crate::discovery::otel::StreamLabels> = HashMap::new();
     for (i, row) in rows.rows.iter().enumerate() {
         stop.every(i)?;
         let (stream, otlp): (&[(String, String)], bool) = match streams.entry(row.stream) {
@@ -154,14 +154,14 @@ pub fn extract(
                     .collect();
                 v.sort();
                 with_service_name(&mut v, ex.discovery);
-                let otlp = crate::otel::is_otlp_stream(parsed.iter().map(|(k, _)| k.as_ref()));
+                let otlp = crate::discovery::otel::is_otlp_stream(parsed.iter().map(|(k, _)| k.as_ref()));
                 let (s, o) = e.insert((v, otlp));
                 (&*s, *o)
             }
         };
         let fields = rows.fields_of(row);
         let mut meta: Vec<(Cow<'_, str>, &str)> = Vec::with_capacity(fields.len());
-        crate::otel::push_metadata(
+        crate::discovery::otel::push_metadata(
             otlp,
             fields.iter().copied().filter(|(n, _)| {
                 !stream

@@ -8,8 +8,6 @@
 //! the caller to read. Nothing is allocated per row once the buffers have
 //! grown, except for labels whose values must be unescaped.
 
-pub mod discovered;
-pub mod encode;
 pub mod format;
 pub mod hints;
 pub mod ip;
@@ -21,7 +19,6 @@ pub mod line_filter;
 pub mod logfmt;
 pub mod pattern;
 pub mod regexp;
-pub mod run;
 pub mod validate;
 
 use std::borrow::Cow;
@@ -108,7 +105,7 @@ fn items(list: &[LabelSelector]) -> Result<Vec<Item>, PipelineError> {
 }
 
 /// The work size to schedule a run of `stages` over `input_bytes` of rows
-/// by ([`crate::work::cpu::run`]): the input's size, except that a template
+/// by (the service's blocking pool): the input's size, except that a template
 /// stage may spend up to its whole step budget on every line, so a pipeline
 /// with one never runs inline on an async worker, however small its input.
 pub fn work_size(stages: &[Stage], input_bytes: usize) -> usize {
@@ -195,7 +192,7 @@ impl Pipeline {
     }
 
     /// A pipeline without stages: what stays behind while a compiled one is
-    /// moved to a blocking job ([`run::run`]).
+    /// moved to a blocking job.
     pub fn empty() -> Self {
         Self {
             steps: Vec::new(),

@@ -2,7 +2,7 @@
 //! aggregation of one request.
 //!
 //! A long range is cut into windows that are evaluated in parallel and
-//! cached one by one ([`crate::window`]). Were the bounds per window, a
+//! cached one by one (the service's `window`). Were the bounds per window, a
 //! request over N windows could read N times as much as an unsplit one. A
 //! request creates one [`Budgets`] and hands a clone (a shared counter) to
 //! each of its windows; rows served from the cache are not read, so they

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 pub const CHECK_EVERY: usize = 1024;
 
 /// The instant a request must be answered by, set by the admission layer
-/// (`server::protect`) as a request extension; handlers pass it to the work
+/// (the service's `server::protect`) as a request extension; handlers pass it to the work
 /// they start, so that work outliving the handler ends too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Deadline {
@@ -37,11 +37,6 @@ impl Deadline {
             at: Instant::now().checked_add(timeout),
             timeout,
         }
-    }
-
-    /// The deadline of a request, [`Deadline::NONE`] when it has none.
-    pub fn of(ext: Option<axum::Extension<Self>>) -> Self {
-        ext.map_or(Self::NONE, |e| e.0)
     }
 
     /// The instant, if any.
@@ -124,16 +119,10 @@ impl Drop for AbandonOnDrop {
 
 /// Work ended at the request's deadline (or after its caller left, when
 /// nobody reads the error): the client gets Loki's `query_timeout` answer,
-/// 504 with the text of [`crate::error::ApiError::QueryTimeout`].
+/// 504 (the service's `ApiError::QueryTimeout`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the request's deadline passed (query_timeout: {0:?})")]
 pub struct Stopped(pub Duration);
-
-impl From<Stopped> for crate::error::ApiError {
-    fn from(s: Stopped) -> Self {
-        Self::QueryTimeout(s.0)
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -144,9 +133,6 @@ mod tests {
         let d = Deadline::after(Duration::ZERO);
         let stop = Stop::at(d);
         assert_eq!(stop.check(), Err(Stopped(Duration::ZERO)));
-        let e: crate::error::ApiError = Stopped(Duration::from_secs(60)).into();
-        assert_eq!(e.status(), http::StatusCode::GATEWAY_TIMEOUT);
-        assert!(e.to_string().starts_with("request timed out"), "{e}");
     }
 
     #[test]

@@ -7,8 +7,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use proxy::drilldown::fields::{detect, values};
-use proxy::drilldown::logs::{Entry, Stream};
+use engine::drilldown::fields::{detect, values};
+use engine::drilldown::{Entry, Stream};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

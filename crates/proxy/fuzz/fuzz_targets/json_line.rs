@@ -8,9 +8,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use proxy::pipeline::hints::{Hints, MetricGrouping};
-use proxy::pipeline::json::{JsonExpressionParser, JsonParser, parse_path, unpack};
-use proxy::pipeline::labels::{Category, LabelsBuilder};
+use engine::pipeline::hints::{Hints, MetricGrouping};
+use engine::pipeline::json::{JsonExpressionParser, JsonParser, parse_path, unpack};
+use engine::pipeline::labels::{Category, LabelsBuilder};
 
 const STREAM: [(&str, &str); 2] = [("app", "api"), ("a", "s")];
 

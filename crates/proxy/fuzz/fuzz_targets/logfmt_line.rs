@@ -8,9 +8,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use proxy::pipeline::hints::Hints;
-use proxy::pipeline::labels::{Category, LabelsBuilder};
-use proxy::pipeline::logfmt::{LOGFMT_PARSER_ERR, LogfmtParser};
+use engine::pipeline::hints::Hints;
+use engine::pipeline::labels::{Category, LabelsBuilder};
+use engine::pipeline::logfmt::{LOGFMT_PARSER_ERR, LogfmtParser};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&flags, rest)) = data.split_first() else {

@@ -3,8 +3,6 @@
 
 use logsql_ast::Discovery;
 
-use super::SERVICE_NAME_LABELS;
-
 /// Loki's `discover_service_name` and `discover_log_levels` limits, applied
 /// at query time to logs VictoriaLogs ingested.
 #[derive(Debug, Clone, clap::Args)]
@@ -44,22 +42,12 @@ impl DiscoveryFlags {
     }
 }
 
-/// Loki's defaults: `service_name` from [`SERVICE_NAME_LABELS`], levels on.
-pub fn loki_defaults() -> Discovery {
-    Discovery {
-        service_name_labels: SERVICE_NAME_LABELS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
-        log_levels: true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use clap::Parser;
 
     use super::*;
+    use engine::discovery::loki_defaults;
 
     #[derive(Debug, Parser)]
     struct Cli {

@@ -1,23 +1,9 @@
-//! Grafana Logs Drilldown's metadata: shared pieces of the `index/*`,
-//! `detected_*` and `patterns` handlers.
-//!
-//! * [`discovery`]: Loki's ingest-time `service_name` and `detected_level`,
-//!   derived at query time because VictoriaLogs does not add them.
-//! * [`logs`]: fetching a bounded number of categorized entries, as Loki's
-//!   detected-fields and patterns code reads them.
-//! * [`fields`]: detected fields and values (type inference, parsers, JSON paths).
-//! * [`drain`]: Drain log-pattern mining.
-//! * [`humanize`]: Go's `go-humanize` byte parsing and printing, as Loki uses it.
-//! * [`streams`]: the stream index (label sets with their synthesized labels).
-//! * [`stats_rows`]: borrowed decoding of VictoriaLogs `stats` answers.
+//! Recognizing Grafana Logs Drilldown's requests. What Drilldown's
+//! metadata is computed from lives in `engine::drilldown`; fetching its
+//! entries in [`crate::query::drilldown`].
 
-pub mod discovery;
-pub mod drain;
-pub mod fields;
-pub mod humanize;
-pub mod logs;
-pub mod stats_rows;
-pub mod streams;
+/// go-humanize byte sizes, for the texts of [`crate::error::ApiError`].
+pub use engine::drilldown::humanize;
 
 /// The `X-Query-Tags` value Logs Drilldown sends on every call.
 pub const DRILLDOWN_SOURCE: &str = "Source=grafana-lokiexplore-app";

@@ -9,8 +9,8 @@ use crate::backend::Endpoint;
 use crate::backend::dialect::{Alignment, alignment};
 use crate::context::RequestContext;
 use crate::error::ApiError;
-use crate::metric::EngineError;
-use crate::metric::buckets::BucketSeries;
+use engine::metric::EngineError;
+use engine::metric::buckets::BucketSeries;
 
 /// One bucketed request: buckets of `bucket_ns` starting at `start_ns`
 /// (mod `bucket_ns`), over VictoriaLogs' inclusive `[vl_start, vl_end]`.

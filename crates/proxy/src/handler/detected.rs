@@ -20,8 +20,9 @@ use logql_parser::Expr;
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
-use crate::drilldown::discovery::{DETECTED_LEVEL, detected_level};
-use crate::drilldown::{fields, logs, streams};
+use engine::discovery::{DETECTED_LEVEL, detected_level};
+use crate::query::drilldown as logs;
+use engine::drilldown::{fields, streams};
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
 use crate::work::{Work, cpu};
@@ -109,7 +110,7 @@ fn reject_label(values: &BTreeSet<String>) -> bool {
 }
 
 fn is_id(v: &str) -> bool {
-    crate::pipeline::label_filter::parse_float(v).is_ok() || is_uuid(v)
+    engine::pipeline::label_filter::parse_float(v).is_ok() || is_uuid(v)
 }
 
 /// `uuid.Parse`'s accepted forms: 36 chars with dashes, optionally

@@ -14,7 +14,7 @@ use logsql_ast::Discovery;
 use super::json_response;
 use super::status::LOKI_VERSION;
 use crate::context::RequestContext;
-use crate::drilldown::discovery::LEVEL_FIELDS;
+use engine::discovery::LEVEL_FIELDS;
 use crate::params::{QueryLimits, duration::format_prometheus};
 
 /// Loki's default `volume_max_series`, enforced by `index/volume`.
@@ -85,7 +85,7 @@ mod tests {
                 query_timeout: Duration::from_secs(90),
             },
             QueryLimits::default(),
-            &crate::drilldown::discovery::flags::loki_defaults(),
+            &engine::discovery::loki_defaults(),
         );
         assert_eq!(b["limits"]["query_timeout"], "1m30s");
         assert_eq!(b["limits"]["max_query_length"], "30d1h");

@@ -4,12 +4,12 @@
 //! ([`logsql_ast::RangePlan::lower`]); buckets are `gcd(range, step)` wide and
 //! aligned so that Loki's `(t − range, t]` windows are exact unions of them.
 //! The proxy combines buckets per window and evaluates the vector operators
-//! ([`crate::metric`]). Raw values are fetched only for quantile, first,
+//! ([`engine::metric`]). Raw values are fetched only for quantile, first,
 //! last and `rate_counter`, at most [`MAX_RAW_SAMPLES`] per request.
 //!
 //! With discovery on, selectors see the derived `service_name`; series
 //! needing it are counted per stream and mapped
-//! ([`crate::metric::discovered`]), series needing `detected_level` are
+//! ([`engine::metric::discovered`]), series needing `detected_level` are
 //! counted from rows (at most [`MAX_ROWS`] per request).
 //!
 //! Both bounds are the request's ([`crate::work::Budgets`]), shared by its
@@ -27,15 +27,16 @@ use super::bucketed::{self, Bucketed, post};
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
-use crate::encode::stats::Summary;
+use engine::encode::stats::Summary;
 use crate::error::ApiError;
-use crate::labels::sanitize_label_name;
-use crate::metric::discovered::{self, Derived};
-use crate::metric::eval::{self, Order};
-use crate::metric::plan::{self, Need, RangeInput};
-use crate::metric::window::{self, WindowSpec};
-use crate::metric::{EngineError, Grid, Matrix, Value, buckets, domain, json, optimize, raw, rows};
-use crate::pipeline::hints::MetricGrouping;
+use engine::labels::sanitize_label_name;
+use engine::metric::discovered::{self, Derived};
+use engine::metric::eval::{self, Order};
+use engine::metric::plan::{self, Need, RangeInput};
+use engine::metric::window::{self, WindowSpec};
+use engine::encode::metric as json;
+use engine::metric::{EngineError, Grid, Matrix, Value, buckets, domain, optimize, raw, rows};
+use engine::pipeline::hints::MetricGrouping;
 use crate::window::WindowContext;
 use crate::window::metric::MetricWindowQuery;
 use crate::work::{RowBudget, Work, cpu};
@@ -206,10 +207,10 @@ fn summary(began: Instant) -> Summary {
 }
 
 fn eval_scalar_series(v: f64, grid: &Grid) -> Matrix {
-    vec![crate::metric::Series {
+    vec![engine::metric::Series {
         labels: Vec::new(),
         points: (0..grid.len)
-            .map(|step| crate::metric::Point { step, v })
+            .map(|step| engine::metric::Point { step, v })
             .collect(),
     }]
 }
@@ -315,13 +316,13 @@ async fn fetch(
             }
         };
         // OTLP records' severity fields are translated per entry
-        // (`crate::otel`): VictoriaLogs cannot group by what Loki stored.
+        // (`engine::discovery::otel`): VictoriaLogs cannot group by what Loki stored.
         // Other streams' `severity_*` metadata is stored as pushed.
         let otlp = fields
             .iter()
             .any(|f| logsql_ast::otel::is_index_attribute(f));
-        if crate::otel::groups_by_severity(&input.need)
-            || otlp && crate::otel::stores_severity(&fields)
+        if engine::discovery::otel::groups_by_severity(&input.need)
+            || otlp && engine::discovery::otel::stores_severity(&fields)
         {
             return fetch_rows(state, ctx, input, grid, work).await;
         }
@@ -340,7 +341,7 @@ async fn fetch(
         Ok(plan)
             if !(derived.level
                 || derived.service_name && plan.needs_raw()
-                || crate::otel::groups_by_severity(&input.need)) =>
+                || engine::discovery::otel::groups_by_severity(&input.need)) =>
         {
             plan
         }
@@ -359,11 +360,11 @@ async fn fetch(
     let vl_start = grid.start - offset - range + 1;
     let vl_end = grid.last() - offset;
     let by = match &input.need {
-        Need::Only(labels) => crate::otel::group_fields(labels, discovery),
+        Need::Only(labels) => engine::discovery::otel::group_fields(labels, discovery),
         Need::All => discover(state, ctx, &plan, vl_start, vl_end).await?,
     };
-    // OTel severity fields are translated per entry (`crate::otel`).
-    if crate::otel::stores_severity(&by) {
+    // OTel severity fields are translated per entry (`engine::discovery::otel`).
+    if engine::discovery::otel::stores_severity(&by) {
         return fetch_rows(state, ctx, input, grid, work).await;
     }
     // Loki drops the unwrapped label from the sample's labels.
@@ -483,7 +484,7 @@ async fn fetch_rows(
     // The job owns what it reads: the aggregation, the stages, the labels.
     let (agg, need, discovery, grid) = (r.clone(), input.need.clone(), discovery.clone(), *grid);
     let stages = plan.proxy_stages;
-    let size = crate::pipeline::work_size(&stages, body.len());
+    let size = engine::pipeline::work_size(&stages, body.len());
     cpu::run(work.deadline, size, move |stop| {
         check_rows(&body, &budget)?;
         let r = &agg;
@@ -536,9 +537,9 @@ async fn fetch_rows(
 }
 
 /// Loki's labels of `absent_over_time`: the selector's equality matchers, unless a name repeats.
-fn absent_labels(r: &logql_parser::RangeAggregation) -> crate::metric::Labels {
+fn absent_labels(r: &logql_parser::RangeAggregation) -> engine::metric::Labels {
     let ms = &r.range.log.selector.matchers;
-    let mut out: crate::metric::Labels = Vec::new();
+    let mut out: engine::metric::Labels = Vec::new();
     for m in ms {
         if ms.iter().filter(|o| o.name == m.name).count() > 1 {
             continue;
@@ -547,7 +548,7 @@ fn absent_labels(r: &logql_parser::RangeAggregation) -> crate::metric::Labels {
             out.push((m.name.clone(), m.value.clone()));
         }
     }
-    crate::metric::series::normalize(out)
+    engine::metric::series::normalize(out)
 }
 
 /// The fields to group by when every label is needed: every field of the

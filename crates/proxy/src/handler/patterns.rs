@@ -1,5 +1,5 @@
 //! `GET /loki/api/v1/patterns`: log patterns mined with Drain
-//! ([`crate::drilldown::drain`]) over the newest [`MAX_PATTERN_LINES`]
+//! ([`engine::drilldown::drain`]) over the newest [`MAX_PATTERN_LINES`]
 //! lines of the selector, one miner per `detected_level`.
 //!
 //! Counts per step are exact for the lines mined. When the bound is reached
@@ -17,11 +17,11 @@ use logsql_ast::Discovery;
 
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
-use crate::drilldown::discovery::detected_level;
-use crate::drilldown::drain::Drain;
-use crate::drilldown::streams::{Selection, derive_labels, select};
+use engine::discovery::detected_level;
+use engine::drilldown::drain::Drain;
+use engine::drilldown::streams::{Selection, derive_labels, select};
 use crate::error::ApiError;
-use crate::ndjson::{Decoder, Rows};
+use engine::ndjson::{Decoder, Rows};
 use crate::params::{self, Form, timestamp::now_ns};
 use crate::work::{Stop, cpu};
 
@@ -123,8 +123,8 @@ fn mine(
             continue;
         }
         let mut meta = Vec::new();
-        crate::otel::push_metadata(
-            crate::otel::is_otlp_raw_stream(row.stream),
+        engine::discovery::otel::push_metadata(
+            engine::discovery::otel::is_otlp_raw_stream(row.stream),
             rows.fields_of(row).iter().copied(),
             &mut meta,
         );

@@ -10,11 +10,11 @@ use logsql_ast::{LogPlan, Pipe};
 use super::{AppState, json_response};
 use crate::backend::{Backend, Endpoint};
 use crate::context::RequestContext;
-use crate::direction::Direction;
-use crate::encode::streams::{StreamsOptions, encode_streams_discovered};
+use engine::direction::Direction;
+use engine::encode::streams::{StreamsOptions, encode_streams_discovered};
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
-use crate::pipeline::run::LogRange;
+use crate::query::log::LogRange;
 use crate::window::{Window, WindowBody, WindowContext, WindowQuery};
 use crate::work::{RowBudget, Work, cpu};
 
@@ -36,7 +36,7 @@ pub async fn query_range(
     let p = params::range_params(&form, now_ns())?;
     form.logql("query")?;
     let expr = logql_parser::parse_query(&p.query)?;
-    crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
+    engine::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
     params::check_query_length(ctx.limits(), p.bounds)?;
     // One budget for the whole request, shared by all its windows.
     let work = Work::new(&state.work, ctx.deadline());
@@ -61,7 +61,7 @@ pub async fn query(
     let p = params::instant_params(&form, now_ns())?;
     form.logql("query")?;
     let expr = logql_parser::parse_query(&p.query)?;
-    crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
+    engine::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
     let work = Work::new(&state.work, ctx.deadline());
     match expr {
         Expr::Log(_) => Err(ApiError::BadRequest(INSTANT_LOG_QUERY.to_owned())),
@@ -104,7 +104,7 @@ async fn log_range(
     if end <= start {
         // An empty [start, start) range: nothing to ask for.
         let out = if plan.has_proxy_stages() {
-            crate::pipeline::run::empty_answer(categorize)
+            crate::query::log::empty_answer(categorize)
         } else {
             let mut empty = bytes::BytesMut::new();
             encode(
@@ -186,7 +186,7 @@ async fn fetch_range(
         };
         let budget: &RowBudget = &work.budgets.rows;
         let answer =
-            crate::pipeline::run::log_range_bounded(backend, ctx, plan, q, budget, work.deadline)
+            crate::query::log::log_range_bounded(backend, ctx, plan, q, budget, work.deadline)
                 .await?;
         return Ok(WindowBody {
             body: answer.body,

@@ -12,7 +12,7 @@ use axum::response::Response;
 use super::volume::stream_stats;
 use super::{AppState, json_response};
 use crate::context::RequestContext;
-use crate::drilldown::streams::select;
+use engine::drilldown::streams::select;
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
 

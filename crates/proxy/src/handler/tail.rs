@@ -66,7 +66,7 @@ fn parse(form: &Form, headers: &HeaderMap, ctx: &RequestContext) -> Result<Sessi
     let now = timestamp::now_ns();
     let query = form.logql("query")?;
     let expr = logql_parser::parse_query(query)?;
-    crate::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
+    engine::pipeline::validate::check(&expr).map_err(ApiError::BadRequest)?;
     let limit = params::limit(form)?;
     params::check_max_entries(ctx.limits(), limit)?;
     let start = timestamp::parse_timestamp(form.get("start"), now - params::DEFAULT_SINCE_NS)

@@ -17,13 +17,13 @@ use super::drilldown_limits::VOLUME_MAX_SERIES;
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
-use crate::drilldown::discovery::{DETECTED_LEVEL, LEVEL_FIELDS, UNKNOWN_LEVEL, normalize_level};
-use crate::drilldown::stats_rows::for_each_row;
-use crate::drilldown::streams::{Selection, derive_labels, select};
-use crate::encode::stats::{Summary, write_stats_field};
+use engine::discovery::{DETECTED_LEVEL, LEVEL_FIELDS, UNKNOWN_LEVEL, normalize_level};
+use engine::ndjson::stats_rows::for_each_row;
+use engine::drilldown::streams::{Selection, derive_labels, select};
+use engine::encode::stats::{Summary, write_stats_field};
 use crate::error::ApiError;
-use crate::labels::write_label_string;
-use crate::metric::json::write_time;
+use engine::labels::write_label_string;
+use engine::encode::metric::write_time;
 use crate::params::{self, Form, timestamp::now_ns};
 
 /// Loki's default volume `limit`.
@@ -125,7 +125,7 @@ pub async fn stream_stats(
             }
             let bucket = match step {
                 Some(_) => Some(
-                    crate::ndjson::time::parse_rfc3339_nanos(get("_time")).ok_or_else(|| {
+                    engine::ndjson::time::parse_rfc3339_nanos(get("_time")).ok_or_else(|| {
                         bad_gateway(format!("bad bucket time {:?}", get("_time")))
                     })?,
                 ),
@@ -334,7 +334,7 @@ fn write(series: &[(String, Vec<(i64, u64)>)], by_series: bool) -> Vec<u8> {
         }
         out.extend_from_slice(br#"{"metric":"#);
         let metric: BTreeMap<String, String> = if by_series {
-            crate::labels::parse_stream(name)
+            engine::labels::parse_stream(name)
                 .map(|l| {
                     l.into_iter()
                         .map(|(k, v)| (k.into_owned(), v.into_owned()))
@@ -382,7 +382,7 @@ mod tests {
     fn ctx() -> RequestContext {
         RequestContext::for_tenant(
             crate::tenant::VlTenant::default(),
-            crate::drilldown::discovery::flags::loki_defaults(),
+            engine::discovery::loki_defaults(),
         )
     }
 

@@ -13,34 +13,13 @@ use serde::Deserialize;
 
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
-use crate::direction::Direction;
-use crate::encode::streams::{StreamsOptions, encode_streams_discovered};
+use engine::direction::Direction;
+pub use engine::drilldown::{Entry, Stream};
+use engine::encode::streams::{StreamsOptions, encode_streams_discovered};
 use crate::error::ApiError;
 use crate::handler::AppState;
-use crate::pipeline::run::LogRange;
+use crate::query::log::LogRange;
 use crate::work::{Work, cpu};
-
-/// One entry with its labels split as Loki's `categorize-labels` does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    /// Nanoseconds since the epoch.
-    pub ts: i64,
-    /// The line after the pipeline.
-    pub line: String,
-    /// Structured metadata.
-    pub metadata: Vec<(String, String)>,
-    /// Labels set by the query's parsers.
-    pub parsed: Vec<(String, String)>,
-}
-
-/// A stream of the answer: its stream labels and entries, newest first.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stream {
-    /// Stream labels, sorted by name.
-    pub labels: Vec<(String, String)>,
-    /// Entries in the answer's order.
-    pub entries: Vec<Entry>,
-}
 
 #[derive(Deserialize)]
 struct Answer<'a> {
@@ -193,7 +172,7 @@ pub async fn fetch(
             direction: Direction::Backward,
             categorize: true,
         };
-        crate::pipeline::run::log_range_bounded(
+        crate::query::log::log_range_bounded(
             &state.backend,
             ctx,
             &plan,

@@ -16,15 +16,15 @@ use std::time::Instant;
 use bytes::BytesMut;
 use logsql_ast::{LogPlan, Pipe};
 
-use super::Pipeline;
-use super::discovered::{with_detected_level, with_service_name};
-use super::encode::{Entry, Processed, write_answer};
+use engine::pipeline::Pipeline;
+use engine::discovery::stream::{with_detected_level, with_service_name};
+use engine::encode::pipeline::{Entry, Processed, write_answer};
 use crate::backend::{Backend, Endpoint};
 use crate::context::RequestContext;
-use crate::direction::Direction;
+use engine::direction::Direction;
 use crate::error::ApiError;
-use crate::labels::{parse_stream, sanitize_label_name};
-use crate::ndjson::{Decoder, Rows};
+use engine::labels::{parse_stream, sanitize_label_name};
+use engine::ndjson::{Decoder, Rows};
 use crate::work::{Deadline, RowBudget, Stop, cpu};
 
 /// Rows read from VictoriaLogs for one request before lokivl stops and warns
@@ -408,7 +408,7 @@ fn eval_page(
     // One lookup per row: foldhash instead of SipHash (keys are VictoriaLogs'
     // own `_stream` strings, not attacker-chosen map keys we must harden).
     // Each stream's Loki labels, and whether it was ingested as OTLP.
-    let mut streams: HashMap<&str, crate::otel::StreamLabels, foldhash::fast::RandomState> =
+    let mut streams: HashMap<&str, engine::discovery::otel::StreamLabels, foldhash::fast::RandomState> =
         HashMap::default();
     for (seen, &i) in order.iter().enumerate() {
         stop.every(seen)?;
@@ -431,7 +431,7 @@ fn eval_page(
                     .collect();
                 v.sort();
                 with_service_name(&mut v, pipeline.discovery());
-                let otlp = crate::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
+                let otlp = engine::discovery::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
                 let (s, o) = streams.entry(row.stream).or_insert((v, otlp));
                 (&*s, *o)
             }
@@ -447,7 +447,7 @@ fn eval_page(
             processed.metadata_bytes += (k.len() + v.len()) as u64;
             (k, v)
         });
-        crate::otel::push_metadata(otlp, meta, &mut meta_names);
+        engine::discovery::otel::push_metadata(otlp, meta, &mut meta_names);
         if pipeline.discovery().log_levels {
             with_detected_level(stream, &mut meta_names, row.msg);
         }

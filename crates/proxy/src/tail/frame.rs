@@ -14,13 +14,13 @@ use bytes::BytesMut;
 use logsql_ast::LogPlan;
 use serde_json::Value;
 
-use crate::direction::Direction;
-use crate::drilldown::discovery::SERVICE_NAME;
-use crate::encode::streams::{StreamsOptions, encode_streams_discovered};
-use crate::labels::{parse_stream, sanitize_label_name};
-use crate::ndjson::time::parse_rfc3339_nanos;
-use crate::pipeline::Pipeline;
-use crate::pipeline::run::{RunParams, run};
+use engine::direction::Direction;
+use engine::discovery::SERVICE_NAME;
+use engine::encode::streams::{StreamsOptions, encode_streams_discovered};
+use engine::labels::{parse_stream, sanitize_label_name};
+use engine::ndjson::time::parse_rfc3339_nanos;
+use engine::pipeline::Pipeline;
+use crate::query::log::{RunParams, run};
 
 /// Entries per frame, as Loki's `maxEntriesPerTailResponse`.
 pub const MAX_ENTRIES_PER_FRAME: usize = 100;
@@ -78,7 +78,7 @@ impl Dropped {
         if !discovery.service_name() || self.labels.contains_key(SERVICE_NAME) {
             return;
         }
-        let name = crate::drilldown::discovery::derive_service_name(
+        let name = engine::discovery::derive_service_name(
             discovery.service_name_labels.iter().map(String::as_str),
             |n| self.labels.get(n).map(String::as_str),
         )

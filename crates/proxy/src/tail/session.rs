@@ -27,7 +27,7 @@ use super::slots::Slot;
 use super::upstream::TailRequest;
 use crate::backend::{BackendError, Endpoint};
 use crate::context::RequestContext;
-use crate::direction::Direction;
+use engine::direction::Direction;
 
 pub use super::pump::CLOSE_INTERNAL;
 
@@ -268,14 +268,14 @@ async fn history(state: &TailState, s: &mut Session, t0: i64) -> Result<Vec<Entr
     }
     let limit = s.limit as usize;
     if s.plan.has_proxy_stages() {
-        let q = crate::pipeline::run::LogRange {
+        let q = crate::query::log::LogRange {
             start: s.start,
             end: t0,
             limit,
             direction: Direction::Backward,
             categorize: s.encoder.categorize(),
         };
-        let answer = crate::pipeline::run::log_range(&state.backend, &s.ctx, &s.plan, q)
+        let answer = crate::query::log::log_range(&state.backend, &s.ctx, &s.plan, q)
             .await
             .map_err(|e| e.to_string())?;
         return super::frame::flatten(&answer);

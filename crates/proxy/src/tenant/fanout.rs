@@ -15,7 +15,7 @@ use bytes::BytesMut;
 
 use super::{Member, TENANT_LABEL, Tenant};
 use crate::backend::{Backend, BackendError, Endpoint};
-use crate::ndjson::time::parse_rfc3339_nanos;
+use engine::ndjson::time::parse_rfc3339_nanos;
 
 /// Runs `form` against every member of `tenant` and merges the answers.
 ///

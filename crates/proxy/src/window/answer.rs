@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use crate::labels::write_label_string;
+use engine::labels::write_label_string;
 
 /// A window body that is not the streams answer lokivl writes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

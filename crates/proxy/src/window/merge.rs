@@ -13,8 +13,8 @@ use std::time::Instant;
 use bytes::Bytes;
 
 use super::answer::{Processed, WindowAnswer};
-use crate::direction::Direction;
-use crate::encode::stats::{Summary, write_stats_field};
+use engine::direction::Direction;
+use engine::encode::stats::{Summary, write_stats_field};
 
 /// How many entries of `w` to keep from each stream so that exactly `want`
 /// entries are kept, the first ones in direction order.

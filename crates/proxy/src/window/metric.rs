@@ -21,7 +21,7 @@ use super::metric_split::MetricWindow;
 use super::task::WindowTask;
 use crate::context::RequestContext;
 use crate::error::ApiError;
-use crate::metric::{Grid, Labels, Matrix, Point, Series};
+use engine::metric::{Grid, Labels, Matrix, Point, Series};
 
 /// The cache label of metric window entries in `lokivl_cache_requests_total`.
 const METRIC_WINDOW_ENDPOINT: &str = "query_range_metric_window";
@@ -282,7 +282,7 @@ mod tests {
         // Discovery changes answers: another setting is another entry.
         other.request = request(
             CredentialFingerprint::none(),
-            crate::drilldown::discovery::flags::loki_defaults(),
+            engine::discovery::loki_defaults(),
         );
         assert_ne!(a, window_key(&other, g));
         // A log window over the same span is never the same entry.

@@ -17,7 +17,7 @@
 //! therefore evaluates its first window again; the whole ones between come
 //! from the cache.
 
-use crate::metric::Grid;
+use engine::metric::Grid;
 
 /// Windows per request at most: beyond, each window holds more steps, so a
 /// 30-day panel makes tens of backend calls, not hundreds.

@@ -17,7 +17,7 @@ use super::merge::merge;
 use super::split::Window;
 use super::task::WindowTask;
 use crate::context::RequestContext;
-use crate::direction::Direction;
+use engine::direction::Direction;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::response_cache::CacheSettings;

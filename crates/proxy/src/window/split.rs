@@ -6,7 +6,7 @@
 //! window are clipped to the request, so together they cover `[start, end)`
 //! exactly, nanosecond for nanosecond, without overlap.
 
-use crate::direction::Direction;
+use engine::direction::Direction;
 
 /// One window: `[start, end)` in Unix nanoseconds, like Loki's log ranges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,13 +1,13 @@
 //! The labels Loki's ingest adds, added while encoding: `service_name` on
 //! streams that lack it and `detected_level` structured metadata on every
-//! entry (see [`crate::drilldown::discovery`] for how they are derived).
+//! entry (see [`crate::discovery`] for how they are derived).
 
 use std::cmp::Ordering;
 
 use logsql_ast::Discovery;
 
 use super::labels::{Kind, Lbl, Name, StreamInfo, row_labels};
-use crate::drilldown::discovery::{
+use crate::discovery::{
     DETECTED_LEVEL, SERVICE_NAME, derive_service_name, level_label, level_of,
 };
 use crate::ndjson::Row;

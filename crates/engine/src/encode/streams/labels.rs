@@ -153,7 +153,7 @@ pub(super) struct StreamInfo<'s> {
     /// The stream stores a `detected_level` label: none is synthesized.
     pub(super) stores_level: bool,
     /// The stream was ingested as OTLP: severity metadata is translated
-    /// ([`crate::otel`]).
+    /// ([`crate::discovery::otel`]).
     pub(super) otlp: bool,
 }
 
@@ -187,7 +187,7 @@ impl<'s> StreamInfo<'s> {
             group: 0,
             level,
             stores_level,
-            otlp: crate::otel::is_otlp_stream(pairs.iter().map(|(n, _)| n.as_ref())),
+            otlp: crate::discovery::otel::is_otlp_stream(pairs.iter().map(|(n, _)| n.as_ref())),
         }
     }
 
