@@ -8,7 +8,6 @@
 //! its last timestamp are set aside, that one nanosecond is fetched whole
 //! with its own request, and the next page starts past it.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -16,16 +15,17 @@ use std::time::Instant;
 use bytes::BytesMut;
 use logsql_ast::{LogPlan, Pipe};
 
-use engine::pipeline::Pipeline;
-use engine::discovery::stream::{with_detected_level, with_service_name};
+use engine::direction::Direction;
 use engine::encode::pipeline::{Entry, Processed, write_answer};
+use engine::ndjson::Decoder;
+use engine::pipeline::Pipeline;
+pub use engine::pipeline::page::RunParams;
+use engine::pipeline::page::eval_page;
+
 use crate::backend::{Backend, Endpoint};
 use crate::context::RequestContext;
-use engine::direction::Direction;
 use crate::error::ApiError;
-use engine::labels::{parse_stream, sanitize_label_name};
-use engine::ndjson::{Decoder, Rows};
-use crate::work::{Deadline, RowBudget, Stop, cpu};
+use crate::work::{Deadline, RowBudget, cpu};
 
 /// Rows read from VictoriaLogs for one request before lokivl stops and warns
 /// (the default of [`crate::work::WorkLimits::max_rows`]).
@@ -33,24 +33,6 @@ pub const MAX_ROWS_READ: usize = crate::work::budget::DEFAULT_MAX_ROWS;
 /// The smallest page asked for; larger than `limit` so that selective
 /// pipelines need few round trips.
 const MIN_PAGE: usize = 1000;
-
-/// What to fetch and how to answer.
-#[derive(Debug, Clone, Copy)]
-pub struct RunParams {
-    /// First nanosecond, inclusive.
-    pub start: i64,
-    /// Last nanosecond, inclusive (Loki's `end` − 1).
-    pub end: i64,
-    /// Entries wanted.
-    pub limit: usize,
-    /// Order of the walk and of the answer.
-    pub direction: Direction,
-    /// `categorize-labels` was requested.
-    pub categorize: bool,
-    /// The bound on rows read by [`run`] ([`MAX_ROWS_READ`] in production);
-    /// [`run_bounded`] reads its shared budget instead.
-    pub max_rows: usize,
-}
 
 /// The answer of a run.
 #[derive(Debug)]
@@ -373,124 +355,6 @@ fn bound_warning(max: usize) -> String {
     )
 }
 
-/// Decodes one page and evaluates it in direction order. When the page is
-/// full (`n >= want`), the rows at its last timestamp are skipped and that
-/// timestamp returned as the boundary. Returns the row count and boundary.
-/// Polls `stop` every [`crate::work::stop::CHECK_EVERY`] rows.
-#[allow(clippy::too_many_arguments)]
-fn eval_page(
-    decoder: &mut Decoder,
-    body: &mut [u8],
-    pipeline: &mut Pipeline,
-    p: &RunParams,
-    want: usize,
-    entries: &mut Vec<Entry>,
-    processed: &mut Processed,
-    stop: &Stop,
-) -> Result<(usize, Option<i64>), ApiError> {
-    let mut rows = Rows::new();
-    decoder
-        .decode(body, &mut rows)
-        .map_err(|e| ApiError::BackendFailed {
-            status: http::StatusCode::BAD_GATEWAY,
-            message: e.to_string(),
-        })?;
-    let n = rows.rows.len();
-    processed.rows += n as u64;
-    let mut order: Vec<usize> = (0..n).collect();
-    match p.direction {
-        Direction::Forward => order.sort_by_key(|&i| rows.rows[i].time_ns),
-        Direction::Backward => order.sort_by_key(|&i| std::cmp::Reverse(rows.rows[i].time_ns)),
-    }
-    let boundary = (n >= want)
-        .then(|| order.last().map(|&i| rows.rows[i].time_ns))
-        .flatten();
-    // One lookup per row: foldhash instead of SipHash (keys are VictoriaLogs'
-    // own `_stream` strings, not attacker-chosen map keys we must harden).
-    // Each stream's Loki labels, and whether it was ingested as OTLP.
-    let mut streams: HashMap<&str, engine::discovery::otel::StreamLabels, foldhash::fast::RandomState> =
-        HashMap::default();
-    for (seen, &i) in order.iter().enumerate() {
-        stop.every(seen)?;
-        let row = &rows.rows[i];
-        if Some(row.time_ns) == boundary {
-            continue;
-        }
-        let fields = rows.fields_of(row);
-        let (stream, otlp) = match streams.get(row.stream) {
-            Some((s, o)) => (s, *o),
-            None => {
-                let pairs = parse_stream(row.stream).map_err(|e| ApiError::BackendFailed {
-                    status: http::StatusCode::BAD_GATEWAY,
-                    message: e.to_string(),
-                })?;
-                let mut v: Vec<(String, String)> = pairs
-                    .iter()
-                    .filter(|(k, _)| !k.is_empty())
-                    .map(|(k, v)| (sanitize_label_name(k).into_owned(), v.to_string()))
-                    .collect();
-                v.sort();
-                with_service_name(&mut v, pipeline.discovery());
-                let otlp = engine::discovery::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
-                let (s, o) = streams.entry(row.stream).or_insert((v, otlp));
-                (&*s, *o)
-            }
-        };
-        processed.bytes += row.msg.len() as u64;
-        let raw_stream = row.stream;
-        let meta = fields
-            .iter()
-            .filter(|(k, _)| !is_stream_copy(raw_stream, k));
-        let mut meta_names: Vec<(std::borrow::Cow<'_, str>, &str)> = Vec::new();
-        let meta = meta.map(|&(k, v)| {
-            processed.bytes += (k.len() + v.len()) as u64;
-            processed.metadata_bytes += (k.len() + v.len()) as u64;
-            (k, v)
-        });
-        engine::discovery::otel::push_metadata(otlp, meta, &mut meta_names);
-        if pipeline.discovery().log_levels {
-            with_detected_level(stream, &mut meta_names, row.msg);
-        }
-        let kept = pipeline.process(
-            row.time_ns,
-            row.msg,
-            stream.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-            meta_names.iter().map(|(k, v)| (k.as_ref(), *v)),
-        );
-        if kept {
-            entries.push(Entry::capture(
-                row.time_ns,
-                pipeline.line(),
-                pipeline.labels(),
-            ));
-            if entries.len() >= p.limit {
-                break;
-            }
-        }
-    }
-    Ok((n, boundary))
-}
-
-/// Whether field `k` is VictoriaLogs' top-level copy of a stream label.
-///
-/// Searches bytes, not `str`: the next search starts one byte past a match,
-/// which can fall inside a multi-byte character of a non-ASCII name.
-fn is_stream_copy(stream: &str, k: &str) -> bool {
-    // `_stream` is `{a="x",b="y"}`; a label name is followed by `=`.
-    let (b, k) = (stream.as_bytes(), k.as_bytes());
-    let mut from = 0;
-    while let Some(pos) = b.get(from..).and_then(|rest| memchr::memmem::find(rest, k)) {
-        let s = from + pos;
-        let e = s + k.len();
-        let before = s == 0 || matches!(b[s - 1], b'{' | b',');
-        if before && b.get(e) == Some(&b'=') {
-            return true;
-        }
-        from = s + 1;
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -773,23 +637,5 @@ mod tests {
             s["values"][0][2],
             serde_json::json!({"structuredMetadata": {"detected_level": "error"}})
         );
-    }
-
-    #[test]
-    fn stream_copies() {
-        assert!(is_stream_copy(r#"{app="a",env="b"}"#, "env"));
-        assert!(!is_stream_copy(r#"{app="a",env="b"}"#, "nv"));
-        assert!(!is_stream_copy(r#"{app="env=x"}"#, "env"));
-    }
-
-    #[test]
-    fn stream_copies_with_non_ascii_names_do_not_panic() {
-        // A match one byte into `é` used to slice inside the character.
-        assert!(!is_stream_copy(r#"{app="é"}"#, "é"));
-        assert!(!is_stream_copy(r#"{app="日本"}"#, "日"));
-        assert!(is_stream_copy(r#"{app="é",é="x"}"#, "é"));
-        assert!(is_stream_copy(r#"{日本="x"}"#, "日本"));
-        // An empty name (possible in a VictoriaLogs row) ends the search.
-        assert!(!is_stream_copy(r#"{app="x"}"#, ""));
     }
 }
