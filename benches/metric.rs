@@ -18,10 +18,10 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use logql_parser::{BinaryModifier, BinaryOp, GroupModifier, RangeOp, VectorMatching};
 use engine::metric::buckets::{BucketSeries, Stats};
 use engine::metric::window::{WindowSpec, evaluate};
 use engine::metric::{Grid, Point, Series, Value, binary};
+use logql_parser::{BinaryModifier, BinaryOp, GroupModifier, RangeOp, VectorMatching};
 
 const S: i64 = 1_000_000_000;
 const STEP: i64 = 60 * S;

@@ -10,9 +10,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use logql_parser::Expr;
-use engine::pipeline::Pipeline;
 use engine::encode::pipeline::Entry;
+use engine::pipeline::Pipeline;
+use logql_parser::Expr;
 
 const LINES: usize = 10_000;
 

@@ -26,21 +26,18 @@
 //! ```
 //! use engine::pipeline::Pipeline;
 //!
-//! // `{app="api"} | logfmt | level="error"` over one row of stream `{app="api"}`.
-//! let logql_parser::Expr::Log(q) =
-//!     logql_parser::parse(r#"{app="api"} | logfmt | level="error""#).unwrap()
-//! else {
-//!     unreachable!()
+//! // The stages of `{app="api"} | logfmt | level="error" | line_format "{{.msg}}"`,
+//! // run over one row of stream `{app="api"}` as VictoriaLogs returned it.
+//! let query = r#"{app="api"} | logfmt | level="error" | line_format "{{.msg}}""#;
+//! let logql_parser::Expr::Log(q) = logql_parser::parse(query).unwrap() else {
+//!     unreachable!("a log query")
 //! };
 //! let mut p = Pipeline::new(&q.pipeline).unwrap();
-//! let kept = p.process(
-//!     1,
-//!     "level=error msg=boom",
-//!     [("app", "api")].into_iter(),
-//!     std::iter::empty(),
-//! );
-//! assert!(kept);
-//! assert_eq!(p.line(), "level=error msg=boom");
+//! let stream = [("app", "api")];
+//! assert!(p.process(1, "level=error msg=boom", stream, std::iter::empty()));
+//! assert_eq!(p.line(), "boom");
+//! // A line the label filter drops.
+//! assert!(!p.process(2, "level=info msg=ok", stream, std::iter::empty()));
 //! ```
 
 pub mod direction;

@@ -8,8 +8,8 @@ pub mod form;
 pub mod limits;
 pub mod timestamp;
 
-use engine::direction::Direction;
 use crate::error::ApiError;
+use engine::direction::Direction;
 
 pub use form::Form;
 pub use limits::QueryLimits;

@@ -4,8 +4,8 @@
 mod http_common;
 
 use axum::http::StatusCode;
-use http_common::*;
 use engine::discovery::loki_defaults;
+use http_common::*;
 use serde_json::json;
 
 /// One stream with only `app`, one with nothing Loki derives a name from.

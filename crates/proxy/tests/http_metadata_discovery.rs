@@ -5,8 +5,8 @@
 mod http_common;
 
 use axum::http::StatusCode;
-use http_common::*;
 use engine::discovery::loki_defaults;
+use http_common::*;
 use serde_json::json;
 
 /// Four streams as VictoriaLogs' `/select/logsql/streams` reports them:
@@ -42,11 +42,9 @@ fn url(base: &str, path: &str, extra: &[(&str, &str)]) -> String {
 /// labels) under the OTel attribute VictoriaLogs stores.
 fn api_filter() -> String {
     let mut chain: Vec<String> = Vec::new();
-    for l in std::iter::once("service_name").chain(
-        engine::discovery::SERVICE_NAME_LABELS
-            .iter()
-            .copied(),
-    ) {
+    for l in std::iter::once("service_name")
+        .chain(engine::discovery::SERVICE_NAME_LABELS.iter().copied())
+    {
         chain.push(l.to_owned());
         if let Some(attr) = logsql_ast::otel::index_attribute(l) {
             chain.push(format!(r#""{attr}""#));

@@ -7,8 +7,8 @@ mod http_common;
 use std::sync::{Arc, Mutex};
 
 use axum::http::StatusCode;
-use http_common::*;
 use engine::discovery::loki_defaults;
+use http_common::*;
 use serde_json::json;
 
 const S: i64 = 1_000_000_000;

@@ -7,9 +7,7 @@
 
 use std::borrow::Cow;
 
-use crate::discovery::{
-    DETECTED_LEVEL, SERVICE_NAME, derive_service_name, level_label, level_of,
-};
+use crate::discovery::{DETECTED_LEVEL, SERVICE_NAME, derive_service_name, level_label, level_of};
 
 /// Adds the `service_name` Loki derives to sorted Loki-named stream labels
 /// that lack it, when `discovery` derives it.

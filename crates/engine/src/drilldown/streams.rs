@@ -10,8 +10,8 @@ use logql_parser::{Expr, Selector};
 
 use logsql_ast::Discovery;
 
-use crate::discovery::DETECTED_LEVEL;
 use crate::Error;
+use crate::discovery::DETECTED_LEVEL;
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::pipeline::label_filter::StrMatcher;
 
@@ -55,11 +55,7 @@ impl Selection {
 ///
 /// # Errors
 /// Parse errors (400), or [`ONLY_MATCHERS`].
-pub fn select(
-    raw: &str,
-    allow_pipeline: bool,
-    discovery: &Discovery,
-) -> Result<Selection, Error> {
+pub fn select(raw: &str, allow_pipeline: bool, discovery: &Discovery) -> Result<Selection, Error> {
     if raw.trim().is_empty() || raw.replace(' ', "") == "{}" {
         return Ok(Selection {
             vl_query: "*".to_owned(),
@@ -86,8 +82,7 @@ pub fn split(sel: &Selector, discovery: &Discovery) -> Result<Selection, Error> 
     for m in &sel.matchers {
         if discovery.synthesizes(&m.name) {
             proxy.push(
-                StrMatcher::new(m)
-                    .map_err(|e| Error::BadRequest(format!("parse error : {e}")))?,
+                StrMatcher::new(m).map_err(|e| Error::BadRequest(format!("parse error : {e}")))?,
             );
         } else {
             stored.push(m.clone());
@@ -120,10 +115,7 @@ pub fn split(sel: &Selector, discovery: &Discovery) -> Result<Selection, Error> 
 ///
 /// # Errors
 /// A malformed `_stream` (502).
-pub fn derive_labels(
-    stream: &str,
-    discovery: &Discovery,
-) -> Result<Vec<(String, String)>, Error> {
+pub fn derive_labels(stream: &str, discovery: &Discovery) -> Result<Vec<(String, String)>, Error> {
     let pairs = parse_stream(stream).map_err(|e| Error::Backend(e.to_string()))?;
     let mut labels: Vec<(String, String)> = pairs
         .into_iter()

@@ -5,10 +5,10 @@
 //! `strconv.FormatFloat(v, 'f', -1, 64)` strings) are easier to get exactly
 //! right without a serializer in between.
 
-use crate::metric::grid::Grid;
-use crate::metric::series::{Labels, Series};
 use crate::encode::json::write_str;
 use crate::encode::stats::{Summary, write_stats_field};
+use crate::metric::grid::Grid;
+use crate::metric::series::{Labels, Series};
 
 /// Formats a sample value as Prometheus does (Go `strconv.FormatFloat(v, 'f', -1, 64)`).
 pub fn format_value(v: f64) -> String {

@@ -10,10 +10,10 @@
 
 use std::time::Instant;
 
-use crate::pipeline::labels::{Category, LabelsBuilder};
 use crate::encode::json::{write_i64_str, write_str, write_str_body};
 use crate::encode::stats::{Summary, write_stats_field};
 use crate::labels::go_quote;
+use crate::pipeline::labels::{Category, LabelsBuilder};
 
 /// One answer entry: time, final line and labels sorted by name.
 #[derive(Debug, Clone, PartialEq, Eq)]

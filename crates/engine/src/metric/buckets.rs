@@ -76,7 +76,9 @@ pub fn labels_of<'a>(fields: impl IntoIterator<Item = (&'a str, &'a str)>) -> La
             .into_iter()
             // Scratch fields are dropped, but for the line's level a level
             // grouping asks for (`discovered::line_level_grouping`).
-            .filter(|(n, _)| !n.starts_with("__lokivl_") || *n == logsql_ast::line_level::LEVEL_FIELD)
+            .filter(|(n, _)| {
+                !n.starts_with("__lokivl_") || *n == logsql_ast::line_level::LEVEL_FIELD
+            })
             .map(|(n, v)| (sanitize_label_name(n).into_owned(), v.to_owned()))
             .collect(),
     )

@@ -17,10 +17,10 @@ use super::error::EngineError;
 use super::grid::Grid;
 use super::raw::RawSeries;
 use super::series::{Labels, sorted};
+use crate::discovery::stream::{with_detected_level, with_service_name};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows};
 use crate::pipeline::Pipeline;
-use crate::discovery::stream::{with_detected_level, with_service_name};
 use crate::pipeline::hints::{Hints, MetricGrouping};
 use crate::pipeline::label_filter::{StrMatcher, parse_bytes, parse_float};
 use crate::pipeline::labels::{ERROR, ERROR_DETAILS, PRESERVE_ERROR};
@@ -154,7 +154,8 @@ pub fn extract(
                     .collect();
                 v.sort();
                 with_service_name(&mut v, ex.discovery);
-                let otlp = crate::discovery::otel::is_otlp_stream(parsed.iter().map(|(k, _)| k.as_ref()));
+                let otlp =
+                    crate::discovery::otel::is_otlp_stream(parsed.iter().map(|(k, _)| k.as_ref()));
                 let (s, o) = e.insert((v, otlp));
                 (&*s, *o)
             }

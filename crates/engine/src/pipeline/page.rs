@@ -67,8 +67,11 @@ pub fn eval_page(
     // One lookup per row: foldhash instead of SipHash (keys are VictoriaLogs'
     // own `_stream` strings, not attacker-chosen map keys we must harden).
     // Each stream's Loki labels, and whether it was ingested as OTLP.
-    let mut streams: HashMap<&str, crate::discovery::otel::StreamLabels, foldhash::fast::RandomState> =
-        HashMap::default();
+    let mut streams: HashMap<
+        &str,
+        crate::discovery::otel::StreamLabels,
+        foldhash::fast::RandomState,
+    > = HashMap::default();
     for (seen, &i) in order.iter().enumerate() {
         stop.every(seen)?;
         let row = &rows.rows[i];
@@ -87,7 +90,8 @@ pub fn eval_page(
                     .collect();
                 v.sort();
                 with_service_name(&mut v, pipeline.discovery());
-                let otlp = crate::discovery::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
+                let otlp =
+                    crate::discovery::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
                 let (s, o) = streams.entry(row.stream).or_insert((v, otlp));
                 (&*s, *o)
             }

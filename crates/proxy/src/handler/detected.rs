@@ -20,12 +20,12 @@ use logql_parser::Expr;
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
-use engine::discovery::{DETECTED_LEVEL, detected_level};
-use crate::query::drilldown as logs;
-use engine::drilldown::{fields, streams};
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
+use crate::query::drilldown as logs;
 use crate::work::{Work, cpu};
+use engine::discovery::{DETECTED_LEVEL, detected_level};
+use engine::drilldown::{fields, streams};
 
 /// Loki's default `line_limit`.
 pub const DEFAULT_LINE_LIMIT: u32 = 100;

@@ -14,8 +14,8 @@ use logsql_ast::Discovery;
 use super::json_response;
 use super::status::LOKI_VERSION;
 use crate::context::RequestContext;
-use engine::discovery::LEVEL_FIELDS;
 use crate::params::{QueryLimits, duration::format_prometheus};
+use engine::discovery::LEVEL_FIELDS;
 
 /// Loki's default `volume_max_series`, enforced by `index/volume`.
 pub const VOLUME_MAX_SERIES: usize = 1000;

@@ -24,11 +24,11 @@ use logql_parser::Expr;
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
-use engine::discovery::SERVICE_NAME;
 use crate::error::ApiError;
-use engine::labels::{parse_stream, sanitize_label_name};
 use crate::params::{self, Bounds, Form, timestamp::now_ns};
+use engine::discovery::SERVICE_NAME;
 use engine::discovery::stream::with_service_name;
+use engine::labels::{parse_stream, sanitize_label_name};
 
 /// Loki's answer when `query`/`match[]` is a full query rather than a selector.
 const ONLY_MATCHERS: &str = "only label matchers are supported";

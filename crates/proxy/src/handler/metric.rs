@@ -27,19 +27,19 @@ use super::bucketed::{self, Bucketed, post};
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
-use engine::encode::stats::Summary;
 use crate::error::ApiError;
+use crate::window::WindowContext;
+use crate::window::metric::MetricWindowQuery;
+use crate::work::{RowBudget, Work, cpu};
+use engine::encode::metric as json;
+use engine::encode::stats::Summary;
 use engine::labels::sanitize_label_name;
 use engine::metric::discovered::{self, Derived};
 use engine::metric::eval::{self, Order};
 use engine::metric::plan::{self, Need, RangeInput};
 use engine::metric::window::{self, WindowSpec};
-use engine::encode::metric as json;
 use engine::metric::{EngineError, Grid, Matrix, Value, buckets, domain, optimize, raw, rows};
 use engine::pipeline::hints::MetricGrouping;
-use crate::window::WindowContext;
-use crate::window::metric::MetricWindowQuery;
-use crate::work::{RowBudget, Work, cpu};
 
 mod levels;
 

@@ -17,13 +17,13 @@ use logsql_ast::Discovery;
 
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
+use crate::error::ApiError;
+use crate::params::{self, Form, timestamp::now_ns};
+use crate::work::{Stop, cpu};
 use engine::discovery::detected_level;
 use engine::drilldown::drain::Drain;
 use engine::drilldown::streams::{Selection, derive_labels, select};
-use crate::error::ApiError;
 use engine::ndjson::{Decoder, Rows};
-use crate::params::{self, Form, timestamp::now_ns};
-use crate::work::{Stop, cpu};
 
 /// Lines mined at most per request (the newest ones).
 pub const MAX_PATTERN_LINES: usize = 50_000;

@@ -10,13 +10,13 @@ use logsql_ast::{LogPlan, Pipe};
 use super::{AppState, json_response};
 use crate::backend::{Backend, Endpoint};
 use crate::context::RequestContext;
-use engine::direction::Direction;
-use engine::encode::streams::{StreamsOptions, encode_streams_discovered};
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
 use crate::query::log::LogRange;
 use crate::window::{Window, WindowBody, WindowContext, WindowQuery};
 use crate::work::{RowBudget, Work, cpu};
+use engine::direction::Direction;
+use engine::encode::streams::{StreamsOptions, encode_streams_discovered};
 
 /// The header Grafana sends to ask for structured metadata and parsed labels apart.
 const ENCODING_FLAGS: &str = "x-loki-response-encoding-flags";

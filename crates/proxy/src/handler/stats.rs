@@ -12,9 +12,9 @@ use axum::response::Response;
 use super::volume::stream_stats;
 use super::{AppState, json_response};
 use crate::context::RequestContext;
-use engine::drilldown::streams::select;
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
+use engine::drilldown::streams::select;
 
 /// Totals of an `index/stats` answer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]

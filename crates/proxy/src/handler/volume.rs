@@ -17,14 +17,14 @@ use super::drilldown_limits::VOLUME_MAX_SERIES;
 use super::{AppState, json_response};
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
-use engine::discovery::{DETECTED_LEVEL, LEVEL_FIELDS, UNKNOWN_LEVEL, normalize_level};
-use engine::ndjson::stats_rows::for_each_row;
-use engine::drilldown::streams::{Selection, derive_labels, select};
-use engine::encode::stats::{Summary, write_stats_field};
 use crate::error::ApiError;
-use engine::labels::write_label_string;
-use engine::encode::metric::write_time;
 use crate::params::{self, Form, timestamp::now_ns};
+use engine::discovery::{DETECTED_LEVEL, LEVEL_FIELDS, UNKNOWN_LEVEL, normalize_level};
+use engine::drilldown::streams::{Selection, derive_labels, select};
+use engine::encode::metric::write_time;
+use engine::encode::stats::{Summary, write_stats_field};
+use engine::labels::write_label_string;
+use engine::ndjson::stats_rows::for_each_row;
 
 /// Loki's default volume `limit`.
 pub const DEFAULT_LIMIT: usize = 100;

@@ -13,13 +13,13 @@ use serde::Deserialize;
 
 use crate::backend::Endpoint;
 use crate::context::RequestContext;
-use engine::direction::Direction;
-pub use engine::drilldown::{Entry, Stream};
-use engine::encode::streams::{StreamsOptions, encode_streams_discovered};
 use crate::error::ApiError;
 use crate::handler::AppState;
 use crate::query::log::LogRange;
 use crate::work::{Work, cpu};
+use engine::direction::Direction;
+pub use engine::drilldown::{Entry, Stream};
+use engine::encode::streams::{StreamsOptions, encode_streams_discovered};
 
 #[derive(Deserialize)]
 struct Answer<'a> {

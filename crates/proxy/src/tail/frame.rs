@@ -14,13 +14,13 @@ use bytes::BytesMut;
 use logsql_ast::LogPlan;
 use serde_json::Value;
 
+use crate::query::log::{RunParams, run};
 use engine::direction::Direction;
 use engine::discovery::SERVICE_NAME;
 use engine::encode::streams::{StreamsOptions, encode_streams_discovered};
 use engine::labels::{parse_stream, sanitize_label_name};
 use engine::ndjson::time::parse_rfc3339_nanos;
 use engine::pipeline::Pipeline;
-use crate::query::log::{RunParams, run};
 
 /// Entries per frame, as Loki's `maxEntriesPerTailResponse`.
 pub const MAX_ENTRIES_PER_FRAME: usize = 100;

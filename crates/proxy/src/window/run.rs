@@ -17,10 +17,10 @@ use super::merge::merge;
 use super::split::Window;
 use super::task::WindowTask;
 use crate::context::RequestContext;
-use engine::direction::Direction;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::response_cache::CacheSettings;
+use engine::direction::Direction;
 
 /// The cache label of window entries in `lokivl_cache_requests_total`.
 const WINDOW_ENDPOINT: &str = "query_range_window";

@@ -7,9 +7,7 @@ use std::cmp::Ordering;
 use logsql_ast::Discovery;
 
 use super::labels::{Kind, Lbl, Name, StreamInfo, row_labels};
-use crate::discovery::{
-    DETECTED_LEVEL, SERVICE_NAME, derive_service_name, level_label, level_of,
-};
+use crate::discovery::{DETECTED_LEVEL, SERVICE_NAME, derive_service_name, level_label, level_of};
 use crate::ndjson::Row;
 
 /// Adds the `service_name` Loki derives to sorted stream labels without one.

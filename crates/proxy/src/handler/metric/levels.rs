@@ -11,12 +11,12 @@ use super::super::bucketed::{self, Bucketed, post};
 use super::{bucket_ns, check_rows, rows_limit};
 use crate::context::RequestContext;
 use crate::error::ApiError;
+use crate::work::{Work, cpu};
 use engine::metric::discovered::{self, Derived};
 use engine::metric::plan::RangeInput;
 use engine::metric::window::{self, WindowSpec};
 use engine::metric::{Grid, Matrix, buckets, rows};
 use engine::pipeline::hints::MetricGrouping;
-use crate::work::{Work, cpu};
 
 /// What [`fetch_levels`] counts: a plan VictoriaLogs counts, the labels to
 /// keep, and the labels to synthesize.
