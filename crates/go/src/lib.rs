@@ -31,5 +31,7 @@
 //! assert_eq!(go::humanize::parse_bytes("1.5KiB"), Some(1536));
 //! ```
 
+pub mod duration;
 pub mod humanize;
+pub mod strconv;
 pub mod template;
