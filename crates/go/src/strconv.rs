@@ -49,9 +49,18 @@ pub fn quote(s: &str) -> String {
 ///
 /// Printable ASCII without `"` or `\` (most label values) is copied in one
 /// piece.
+#[inline]
 pub fn append_quote(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let bytes = s.as_bytes();
+    if bytes
+        .iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut run = 0;
     for (i, c) in s.char_indices() {
         if c != '"' && c != '\\' && (c == ' ' || c.is_ascii_graphic() || (!c.is_ascii() && is_print(c))) {

@@ -14,7 +14,6 @@ extern crate alloc;
 mod ast;
 mod build;
 mod error;
-mod go_regex;
 mod grammar;
 mod lexer;
 mod limits;

@@ -41,7 +41,7 @@ pub enum ParamError {
     #[error("{0}")]
     Time(String),
     /// `limit` is not an integer.
-    #[error("strconv.Atoi: parsing {0:?}: invalid syntax")]
+    #[error("strconv.Atoi: parsing {}: invalid syntax", go::strconv::quote(.0))]
     LimitSyntax(String),
     /// `limit` ≤ 0.
     #[error("limit must be a positive value")]

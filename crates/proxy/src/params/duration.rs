@@ -32,10 +32,10 @@ pub fn format_go(ns: i64) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
     /// Neither float seconds nor a Prometheus duration.
-    #[error("cannot parse {0:?} to a valid duration")]
+    #[error("cannot parse {} to a valid duration", go::strconv::quote(.0))]
     Invalid(String),
     /// Float seconds beyond Go's `time.Duration`.
-    #[error("cannot parse {0:?} to a valid duration. It overflows int64")]
+    #[error("cannot parse {} to a valid duration. It overflows int64", go::strconv::quote(.0))]
     Overflow(String),
 }
 
@@ -173,5 +173,15 @@ mod tests {
             r#"cannot parse "1e20" to a valid duration. It overflows int64"#
         );
         assert!(matches!(parse_step("+Inf"), Err(StepError::Overflow(_))));
+        // Go's %q, not Rust's Debug quoting; and Go's ParseFloat refuses
+        // what overflows f64 (Loki then tries a Prometheus duration).
+        assert_eq!(
+            parse_step("\u{1}\u{a0}").unwrap_err().to_string(),
+            r#"cannot parse "\x01\u00a0" to a valid duration"#
+        );
+        assert_eq!(
+            parse_step("1e400").unwrap_err().to_string(),
+            r#"cannot parse "1e400" to a valid duration"#
+        );
     }
 }

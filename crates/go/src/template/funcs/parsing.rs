@@ -2,7 +2,7 @@
 //! expressions and Unix epochs, each failing with Go's error text.
 
 use crate::template::printf::go_quote;
-use crate::template::timefmt::GoTime;
+use crate::time::GoTime;
 
 /// Go's `time.ParseDuration`, in seconds (`Duration.Seconds`).
 pub(super) fn parse_duration(s: &str) -> Result<f64, String> {
@@ -21,8 +21,10 @@ pub(super) fn parse_bytes(s: &str) -> Result<f64, String> {
 }
 
 /// Compiles with the regex crate (RE2 syntax, like Go's regexp); errors are
+/// Go's ([`crate::regexp::check`]), and the regex crate's own refusals are
 /// worded as Go's `regexp/syntax` words the common ones.
 pub(crate) fn regex(pat: &str) -> Result<regex::Regex, String> {
+    crate::regexp::check(pat)?;
     regex::Regex::new(pat).map_err(|e| {
         let msg = e.to_string();
         let last = msg
