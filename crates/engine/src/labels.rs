@@ -282,70 +282,8 @@ where
     out.push(b'}');
 }
 
-/// Quotes `s` the way Go's `strconv.Quote` does for printable text: `\"`,
-/// `\\`, `\a\b\f\n\r\t\v`, `\xNN` for other ASCII controls and DEL,
-/// `\uXXXX` for C1 controls and U+2028/U+2029; other characters verbatim.
-///
-/// Go also escapes a few rarer non-printable code points (unassigned ones,
-/// format characters); those only shift the relative order of streams that
-/// differ in such characters.
-pub fn go_quote(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    let bytes = s.as_bytes();
-    // Fast path: printable ASCII without quotes or backslashes (most values).
-    if bytes
-        .iter()
-        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
-    {
-        out.extend_from_slice(bytes);
-        out.push(b'"');
-        return;
-    }
-    let mut run = 0;
-    for (i, c) in s.char_indices() {
-        let esc: Option<&[u8]> = match c {
-            '"' => Some(b"\\\""),
-            '\\' => Some(b"\\\\"),
-            '\u{7}' => Some(b"\\a"),
-            '\u{8}' => Some(b"\\b"),
-            '\u{c}' => Some(b"\\f"),
-            '\n' => Some(b"\\n"),
-            '\r' => Some(b"\\r"),
-            '\t' => Some(b"\\t"),
-            '\u{b}' => Some(b"\\v"),
-            _ => None,
-        };
-        let needs_hex = esc.is_none()
-            && (c < ' '
-                || c == '\u{7f}'
-                || ('\u{80}'..='\u{9f}').contains(&c)
-                || c == '\u{2028}'
-                || c == '\u{2029}');
-        if esc.is_none() && !needs_hex {
-            continue;
-        }
-        out.extend_from_slice(&bytes[run..i]);
-        run = i + c.len_utf8();
-        if let Some(e) = esc {
-            out.extend_from_slice(e);
-        } else if (c as u32) < 0x80 {
-            out.extend_from_slice(b"\\x");
-            push_hex(out, c as u32, 2);
-        } else {
-            out.extend_from_slice(b"\\u");
-            push_hex(out, c as u32, 4);
-        }
-    }
-    out.extend_from_slice(&bytes[run..]);
-    out.push(b'"');
-}
-
-fn push_hex(out: &mut Vec<u8>, v: u32, digits: u32) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for k in (0..digits).rev() {
-        out.push(HEX[((v >> (k * 4)) & 0xf) as usize]);
-    }
-}
+/// Go's `strconv.Quote`, appended to `out` (the single copy is in the go crate).
+pub use go::strconv::append_quote as go_quote;
 
 #[cfg(test)]
 mod tests {

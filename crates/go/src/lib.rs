@@ -31,5 +31,10 @@
 //! assert_eq!(go::humanize::parse_bytes("1.5KiB"), Some(1536));
 //! ```
 
+pub mod base64;
+pub mod duration;
 pub mod humanize;
+pub mod regexp;
+pub mod strconv;
 pub mod template;
+pub mod time;

@@ -16,7 +16,6 @@ mod lex;
 pub mod limits;
 mod parse;
 mod printf;
-mod timefmt;
 mod value;
 
 #[cfg(test)]

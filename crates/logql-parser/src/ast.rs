@@ -5,7 +5,7 @@
 //! written against one stable shape. Every node prints back as Loki prints
 //! it (see the `Display` impls in `print.rs`), and `parse(print(ast)) == ast`.
 
-use crate::duration::Duration;
+use go::duration::Duration;
 
 /// A parsed LogQL query: either a log query or a metric query.
 #[derive(Debug, Clone, PartialEq)]

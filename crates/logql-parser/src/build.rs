@@ -11,7 +11,7 @@ use pest::iterators::Pair;
 use crate::error::ParseError;
 use crate::grammar::Rule;
 use crate::lexer::tokenize;
-use crate::quote::unquote;
+use go::strconv::unquote;
 
 pub(crate) use metric::build_root;
 pub(crate) use selector::matches_empty as selector_matches_empty;

@@ -32,8 +32,10 @@ pub(crate) mod strict {
 
 pub(crate) use lax::{LogqlParser, Rule};
 
-/// The words `keyword` in `logql.pest` matches (compared case-insensitively).
-const KEYWORDS: [&str; 24] = [
+/// LogQL's keywords: the words `keyword` in `logql.pest` matches (compared
+/// case-insensitively), which Loki's lexer never reads as identifiers. The
+/// syntax-error lexer ([`crate::lexer`]) uses the same list.
+pub(crate) const KEYWORDS: [&str; 24] = [
     "by",
     "without",
     "bool",
@@ -59,6 +61,11 @@ const KEYWORDS: [&str; 24] = [
     "variants",
     "of",
 ];
+
+/// Words Loki's lexer also makes tokens of its own (`ip(…)`, `label_replace(…)`)
+/// that the grammar reads as function names only before `(`; the
+/// syntax-error lexer names them as Loki does.
+pub(crate) const LEXER_ONLY_KEYWORDS: [&str; 2] = ["ip", "label_replace"];
 
 /// Whether a whole identifier word is one the strict grammar refuses.
 pub(crate) fn is_keyword(word: &str) -> bool {

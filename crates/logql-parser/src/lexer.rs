@@ -3,8 +3,9 @@
 //! for tokens read character by character) and reproduce lexer errors.
 //! Parsing itself is done by the pest grammar; this is only for errors.
 
-use crate::duration::Duration;
+use go::duration::Duration;
 use go::humanize::parse_bytes;
+use crate::grammar::{LEXER_ONLY_KEYWORDS, is_keyword};
 
 /// A token as Loki's parser would name it in `unexpected …`.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,35 +29,6 @@ pub(crate) struct LexError {
     pub(crate) line: usize,
     pub(crate) col: usize,
 }
-
-const KEYWORDS: [&str; 26] = [
-    "by",
-    "without",
-    "bool",
-    "on",
-    "ignoring",
-    "group_left",
-    "group_right",
-    "or",
-    "and",
-    "unless",
-    "json",
-    "regexp",
-    "logfmt",
-    "unpack",
-    "pattern",
-    "label_format",
-    "line_format",
-    "ip",
-    "decolorize",
-    "drop",
-    "keep",
-    "unwrap",
-    "offset",
-    "label_replace",
-    "variants",
-    "of",
-];
 
 pub(crate) const FUNCTIONS: [&str; 32] = [
     "rate",
@@ -206,7 +178,7 @@ pub(crate) fn tokenize(src: &str) -> (Vec<Token>, Option<LexError>) {
             let body = &src[body_start..cur.pos];
             cur.bump();
             if let Err(e) = Duration::parse_prometheus(body) {
-                return (toks, Some(err(&e, true)));
+                return (toks, Some(err(&e.to_string(), true)));
             }
             tok("RANGE", &cur, true);
             continue;
@@ -236,7 +208,7 @@ pub(crate) fn tokenize(src: &str) -> (Vec<Token>, Option<LexError>) {
                 r.is_numeric() || r == '.' || "nuµmshdwy".contains(r)
             });
             if !tail_dur.is_empty()
-                && Duration::parse_loki(&src[num_start..tail_start + tail_dur.len()]).is_ok()
+                && Duration::parse_logql(&src[num_start..tail_start + tail_dur.len()]).is_ok()
             {
                 while cur.pos < tail_start + tail_dur.len() {
                     cur.bump();
@@ -298,7 +270,7 @@ pub(crate) fn tokenize(src: &str) -> (Vec<Token>, Option<LexError>) {
                 }
             } else if word == "bytes" && is_function(&src[cur.pos..]) {
                 "BYTES_CONV".to_string()
-            } else if KEYWORDS.contains(&word.as_str()) {
+            } else if is_keyword(&word) || LEXER_ONLY_KEYWORDS.contains(&word.as_str()) {
                 word
             } else {
                 "IDENTIFIER".to_string()

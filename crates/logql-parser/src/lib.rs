@@ -13,9 +13,7 @@ extern crate alloc;
 
 mod ast;
 mod build;
-mod duration;
 mod error;
-mod go_regex;
 mod grammar;
 mod lexer;
 mod limits;
@@ -24,14 +22,13 @@ mod normalize;
 mod pattern;
 mod pretty;
 mod print;
-mod quote;
 mod regex_simplify;
 mod syntax_error;
 mod utf8;
 mod validate;
 
 pub use ast::*;
-pub use duration::Duration;
+pub use go::duration::Duration;
 pub use error::ParseError;
 pub use go::humanize::{effective_bytes, parse_bytes};
 pub use limits::{MAX_NESTING_DEPTH, MAX_OPERATORS};

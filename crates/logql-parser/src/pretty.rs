@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use crate::ast::*;
 use crate::print::go_float_v;
-use crate::quote::go_quote;
+use go::strconv::quote as go_quote;
 
 /// Loki's `maxCharsPerLine`: longer nodes are split.
 const MAX_CHARS_PER_LINE: usize = 100;

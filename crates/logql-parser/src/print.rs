@@ -4,7 +4,7 @@
 use std::fmt::{self, Display, Formatter};
 
 use crate::ast::*;
-use crate::quote::go_quote;
+use go::strconv::quote as go_quote;
 use crate::regex_simplify::stays_regex;
 use go::humanize::format_bytes;
 

@@ -62,7 +62,7 @@ fn line_filter_regexes(l: &LogExpr) -> Result<(), ParseError> {
         .filter(|f| matches!(f.op, LineFilterOp::Regex | LineFilterOp::NotRegex))
         .flat_map(|f| f.values.iter())
         .find_map(|v| match v {
-            LineFilterValue::Literal(re) => crate::go_regex::check(re).err(),
+            LineFilterValue::Literal(re) => go::regexp::check(re).err(),
             LineFilterValue::Ip(_) => None,
         });
     match bad {

@@ -49,19 +49,7 @@ pub(crate) fn write_field(f: &mut impl Write, name: &str) -> fmt::Result {
 
 /// Escapes every RE2 metacharacter of `s`, as Go's `regexp.QuoteMeta`, so the
 /// result is a regex matching `s` literally.
-pub fn quote_meta(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if matches!(
-            c,
-            '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$'
-        ) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use go::regexp::quote_meta;
 
 #[cfg(test)]
 mod tests {

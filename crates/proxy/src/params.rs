@@ -41,7 +41,7 @@ pub enum ParamError {
     #[error("{0}")]
     Time(String),
     /// `limit` is not an integer.
-    #[error("strconv.Atoi: parsing {0:?}: invalid syntax")]
+    #[error("strconv.Atoi: parsing {}: invalid syntax", go::strconv::quote(.0))]
     LimitSyntax(String),
     /// `limit` ≤ 0.
     #[error("limit must be a positive value")]
@@ -377,9 +377,14 @@ mod tests {
             range_err("end=abc&start=abc"),
             r#"could not parse 'end' parameter: strconv.ParseInt: parsing "abc": invalid syntax"#
         );
+        // Loki 3.7.8's answers, checked against the live binary.
         assert_eq!(
             range_err("since=1.5h"),
-            r#"could not parse 'since' parameter: not a valid duration string: "1.5h""#
+            r#"could not parse 'since' parameter: unknown unit "." in duration "1.5h""#
+        );
+        assert_eq!(
+            range_err("since=1s1m"),
+            r#"could not parse 'since' parameter: not a valid duration string: "1s1m""#
         );
     }
 

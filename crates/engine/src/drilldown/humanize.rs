@@ -8,31 +8,9 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
     logql_parser::parse_bytes(s)
 }
 
-/// `humanize.Bytes`: SI units, one decimal below 10 (`1.5 kB`, `12 MB`, `999 B`).
-pub fn format_bytes(n: u64) -> String {
-    humanate(n, 1000.0, &["B", "kB", "MB", "GB", "TB", "PB", "EB"])
-}
-
-/// `humanize.IBytes`: binary units, one decimal below 10 (`1.0 MiB`,
-/// `64 MiB`), as Loki prints the sizes of its `max_query_bytes_read` refusal.
-pub fn format_ibytes(n: u64) -> String {
-    humanate(n, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"])
-}
-
-/// go-humanize's `humanateBytes`.
-fn humanate(n: u64, base: f64, units: &[&str; 7]) -> String {
-    if n < 10 {
-        return format!("{n} B");
-    }
-    let e = ((n as f64).ln() / base.ln()).floor() as usize;
-    let e = e.min(units.len() - 1);
-    let val = ((n as f64) / base.powi(e as i32) * 10.0 + 0.5).floor() / 10.0;
-    if val < 10.0 {
-        format!("{val:.1} {}", units[e])
-    } else {
-        format!("{val:.0} {}", units[e])
-    }
-}
+/// `humanize.Bytes` and `humanize.IBytes` (`1.5 kB`, `64 MiB`): Loki
+/// prints its `max_query_bytes_read` refusal with `IBytes`.
+pub use go::humanize::{bytes as format_bytes, ibytes as format_ibytes};
 
 /// The units Loki accepts as "bytes" when rewriting detected values.
 const BYTES_SUFFIXES: &[&str] = &[

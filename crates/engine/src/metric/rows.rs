@@ -80,7 +80,7 @@ pub struct Samples {
 fn parse_duration(v: &str) -> Result<f64, String> {
     logql_parser::Duration::parse_go(v)
         .map(|d| d.as_secs_f64())
-        .map_err(|e| format!("time: invalid duration {e}"))
+        .map_err(|e| e.to_string())
 }
 
 fn convert(v: &str, conv: UnwrapConversion) -> Result<f64, String> {
@@ -636,5 +636,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("lvl=\"x\""), "{err}");
+    }
+
+    /// Loki's `__error_details__` is Go's `time.ParseDuration` error, once.
+    #[test]
+    fn duration_conversion_error_is_gos_text() {
+        assert_eq!(
+            super::parse_duration("5x"),
+            Err(r#"time: unknown unit "x" in duration "5x""#.to_owned())
+        );
     }
 }

@@ -231,74 +231,21 @@ fn compare(x: f64, op: CmpOp, v: f64) -> bool {
 fn convert(v: &str, conv: Conv) -> Result<f64, String> {
     match conv {
         Conv::Number => parse_float(v),
-        Conv::Duration => logql_parser::Duration::parse_go(v).map(|d| d.as_nanos() as f64),
+        Conv::Duration => logql_parser::Duration::parse_go(v)
+            .map(|d| d.as_nanos() as f64)
+            .map_err(|e| e.to_string()),
         Conv::Bytes => parse_bytes(v).map(|b| b as f64),
     }
 }
 
-/// Go's `strconv.ParseFloat(v, 64)` with its error text.
+/// Go's `strconv.ParseFloat(v, 64)` with its error text (the go crate's).
 pub fn parse_float(v: &str) -> Result<f64, String> {
-    let err = || {
-        format!(
-            "strconv.ParseFloat: parsing {}: invalid syntax",
-            go_quote(v)
-        )
-    };
-    let t = v.strip_prefix(['+', '-']).unwrap_or(v);
-    let lower = t.to_ascii_lowercase();
-    if lower == "inf" || lower == "infinity" || lower == "nan" {
-        return v.parse::<f64>().map_err(|_| err());
-    }
-    // Rust also accepts forms Go rejects ("1e", "."), and Go accepts hex
-    // floats and `_` separators Rust rejects; the common forms agree.
-    if t.is_empty()
-        || !t
-            .bytes()
-            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
-    {
-        return Err(err());
-    }
-    v.parse::<f64>().map_err(|_| err())
+    go::strconv::parse_float(v).map_err(|e| e.to_string())
 }
 
-/// go-humanize's `ParseBytes`: a number (commas allowed) then an optional,
-/// case-insensitive unit, SI (`kB`) or IEC (`KiB`).
+/// go-humanize's `ParseBytes` with its error text (the go crate's).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let digits = s
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == ','))
-        .map_or(s.len(), |(i, _)| i);
-    let num: String = s[..digits].chars().filter(|c| *c != ',').collect();
-    let f = parse_float(&num)?;
-    let unit = s[digits..].trim().to_ascii_lowercase();
-    let m: u64 = match unit.as_str() {
-        "" | "b" => 1,
-        "k" | "kb" => 1000,
-        "ki" | "kib" => 1 << 10,
-        "m" | "mb" => 1000u64.pow(2),
-        "mi" | "mib" => 1 << 20,
-        "g" | "gb" => 1000u64.pow(3),
-        "gi" | "gib" => 1 << 30,
-        "t" | "tb" => 1000u64.pow(4),
-        "ti" | "tib" => 1 << 40,
-        "p" | "pb" => 1000u64.pow(5),
-        "pi" | "pib" => 1 << 50,
-        "e" | "eb" => 1000u64.pow(6),
-        "ei" | "eib" => 1 << 60,
-        _ => return Err(format!("unhandled size name: {unit}")),
-    };
-    let v = f * m as f64;
-    if v >= u64::MAX as f64 {
-        return Err(format!("too large: {s}"));
-    }
-    Ok(v as u64)
-}
-
-/// Go's `strconv.Quote` for the error texts (ASCII-printable fast path).
-fn go_quote(s: &str) -> String {
-    let mut out = Vec::with_capacity(s.len() + 2);
-    crate::labels::go_quote(&mut out, s);
-    String::from_utf8(out).unwrap_or_default()
+    go::humanize::try_parse_bytes(s).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

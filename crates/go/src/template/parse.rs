@@ -651,56 +651,13 @@ fn number(text: &str) -> Option<Number> {
     Some(n)
 }
 
-/// Unquotes a Go double-quoted string literal.
+/// Unquotes a Go double-quoted string literal ([`crate::strconv`]); byte
+/// escapes that do not spell UTF-8 become U+FFFD, as Loki's JSON output
+/// shows them.
 pub(crate) fn unquote(s: &str) -> Option<String> {
-    let inner = s.strip_prefix('"')?.strip_suffix('"')?;
-    let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let e = chars.next()?;
-        match e {
-            'a' => out.push('\x07'),
-            'b' => out.push('\x08'),
-            'f' => out.push('\x0c'),
-            'n' => out.push('\n'),
-            'r' => out.push('\r'),
-            't' => out.push('\t'),
-            'v' => out.push('\x0b'),
-            '\\' => out.push('\\'),
-            '"' => out.push('"'),
-            'x' | 'u' | 'U' => {
-                let n = match e {
-                    'x' => 2,
-                    'u' => 4,
-                    _ => 8,
-                };
-                let hex: String = (0..n).filter_map(|_| chars.next()).collect();
-                if hex.len() != n {
-                    return None;
-                }
-                let v = u32::from_str_radix(&hex, 16).ok()?;
-                if e == 'x' {
-                    // A byte; only ASCII bytes keep the string valid UTF-8 here.
-                    out.push(char::from_u32(v).filter(|_| v < 0x80).unwrap_or('\u{FFFD}'));
-                } else {
-                    out.push(char::from_u32(v)?);
-                }
-            }
-            '0'..='7' => {
-                let mut v = e.to_digit(8)?;
-                for _ in 0..2 {
-                    v = v * 8 + chars.next()?.to_digit(8)?;
-                }
-                out.push(char::from_u32(v).filter(|_| v < 0x80).unwrap_or('\u{FFFD}'));
-            }
-            _ => return None,
-        }
-    }
-    Some(out)
+    s.strip_prefix('"')?;
+    let bytes = crate::strconv::unquote_bytes(s).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn unquote_char(s: &str) -> Option<char> {

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::timefmt::GoTime;
+use crate::time::GoTime;
 
 /// Go's integer types that templates can meet; they print alike but Go's
 /// reflection refuses to pass one where another is expected.

@@ -11,7 +11,7 @@ use pest::iterators::Pair;
 use super::selector::matcher;
 use super::{Built, string, unexpected_at};
 use crate::ast::{CmpOp, LabelFilter, MatchOp};
-use crate::duration::Duration;
+use go::duration::Duration;
 use crate::error::ParseError;
 use crate::grammar::Rule;
 use go::humanize::parse_bytes;
@@ -134,7 +134,7 @@ fn primary(input: &str, p: Pair<'_, Rule>) -> Built<LabelFilter> {
                 value: string(input, &s)?,
             })
         }
-        Rule::duration_filter => match Duration::parse_loki(value.as_str()) {
+        Rule::duration_filter => match Duration::parse_logql(value.as_str()) {
             Ok(d) => Ok(LabelFilter::Duration {
                 name,
                 op: cmp(op.as_str()),
@@ -188,7 +188,7 @@ pub(crate) fn literal(text: &str) -> Built<f64> {
 #[cfg(test)]
 mod tests {
     use crate::ast::{CmpOp, Expr, LabelFilter, MatchOp, Matcher, Stage};
-    use crate::duration::Duration;
+    use go::duration::Duration;
 
     fn filter(q: &str) -> LabelFilter {
         let Ok(Expr::Log(l)) = crate::parse(q) else {

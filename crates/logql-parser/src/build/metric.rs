@@ -12,7 +12,7 @@ use crate::ast::{
     LogRange, MetricExpr, RangeAggregation, RangeOp, Unwrap, UnwrapConversion, VectorAggregation,
     VectorMatching, VectorOp,
 };
-use crate::duration::Duration;
+use go::duration::Duration;
 use crate::error::ParseError;
 use crate::grammar::Rule;
 
@@ -438,10 +438,10 @@ fn log_range(input: &str, p: Pair<'_, Rule>) -> Built<LogRange> {
                     .and_then(|t| t.strip_suffix(']'))
                     .unwrap_or_default();
                 // Loki reports a range error at line 0 (a multi-character scan).
-                let d = Duration::parse_prometheus(body).map_err(|msg| ParseError::Syntax {
+                let d = Duration::parse_prometheus(body).map_err(|e| ParseError::Syntax {
                     line: 0,
                     col: super::line_col(input, start).1,
-                    msg,
+                    msg: e.to_string(),
                 })?;
                 interval = Some(d);
             }
@@ -451,7 +451,7 @@ fn log_range(input: &str, p: Pair<'_, Rule>) -> Built<LogRange> {
                     .last()
                     .map(|d| d.as_str().to_string())
                     .unwrap_or_default();
-                let d = Duration::parse_loki(&text).map_err(ParseError::Semantic)?;
+                let d = Duration::parse_logql(&text).map_err(|e| ParseError::Semantic(e.to_string()))?;
                 offset = Some(d).filter(|d| d.0 != 0);
             }
             Rule::unwrap => {
@@ -506,7 +506,7 @@ fn build_unwrap(input: &str, p: Pair<'_, Rule>) -> Built<Unwrap> {
 #[cfg(test)]
 mod tests {
     use crate::ast::*;
-    use crate::duration::Duration;
+    use go::duration::Duration;
 
     fn metric(q: &str) -> MetricExpr {
         match crate::parse(q) {

@@ -204,10 +204,10 @@ fn line_filter(
 /// Why Loki's `NewRegexpParser` refuses `re`, checked while parsing as Loki
 /// does: Go's regex error, or no named capture.
 fn regexp_parser_error(re: &str) -> Option<String> {
-    if let Err(e) = crate::go_regex::check(re) {
+    if let Err(e) = go::regexp::check(re) {
         return Some(e);
     }
-    if let Some(n) = crate::go_regex::duplicate_group_name(re) {
+    if let Some(n) = go::regexp::duplicate_group_name(re) {
         return Some(format!("duplicate extracted label name '{n}'"));
     }
     let compiled = regex::Regex::new(re).ok()?;

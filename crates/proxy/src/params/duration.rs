@@ -4,151 +4,38 @@
 //! `interval` take float seconds first and a Prometheus duration second.
 //! humantime disagrees with Prometheus on units, so this is hand-written.
 
-/// Nanoseconds per unit, in the only order Prometheus accepts them.
-const UNITS: &[(&str, i64)] = &[
-    ("y", 365 * 24 * 3600 * 1_000_000_000),
-    ("w", 7 * 24 * 3600 * 1_000_000_000),
-    ("d", 24 * 3600 * 1_000_000_000),
-    ("h", 3600 * 1_000_000_000),
-    ("m", 60 * 1_000_000_000),
-    ("s", 1_000_000_000),
-    ("ms", 1_000_000),
-];
+use go::duration::Duration;
 
 /// Why a Prometheus duration was rejected; `Display` is Prometheus' text.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DurationError {
-    /// Not of the form `[Ny][Nw][Nd][Nh][Nm][Ns][Nms]`.
-    #[error("not a valid duration string: {0:?}")]
-    Invalid(String),
-    /// Larger than Go's `time.Duration`.
-    #[error("duration out of range")]
-    OutOfRange,
-}
+pub use go::duration::PrometheusDurationError as DurationError;
 
 /// Parses a Prometheus duration (`model.ParseDuration`) into nanoseconds.
 ///
 /// # Errors
 /// [`DurationError`] for anything but whole numbers with units in descending order.
 pub fn parse_prometheus(s: &str) -> Result<i64, DurationError> {
-    if s == "0" {
-        return Ok(0);
-    }
-    let invalid = || DurationError::Invalid(s.to_owned());
-    if s.is_empty() {
-        return Err(invalid());
-    }
-    let mut rest = s;
-    let mut next_unit = 0;
-    let mut total: i64 = 0;
-    while !rest.is_empty() {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return Err(invalid());
-        }
-        let (num, tail) = rest.split_at(digits);
-        // Longest unit first so "ms" is not read as "m" followed by "s".
-        let unit_len = if tail.starts_with("ms") {
-            2
-        } else {
-            tail.chars().next().map_or(0, char::len_utf8)
-        };
-        let unit = &tail[..unit_len.min(tail.len())];
-        let idx = UNITS[next_unit..]
-            .iter()
-            .position(|(u, _)| *u == unit)
-            .ok_or_else(invalid)?
-            + next_unit;
-        let n: i64 = num.parse().map_err(|_| DurationError::OutOfRange)?;
-        let part = n
-            .checked_mul(UNITS[idx].1)
-            .ok_or(DurationError::OutOfRange)?;
-        total = total.checked_add(part).ok_or(DurationError::OutOfRange)?;
-        next_unit = idx + 1;
-        rest = &tail[unit.len()..];
-    }
-    Ok(total)
+    Duration::parse_prometheus(s).map(Duration::as_nanos)
 }
 
 /// Formats nanoseconds as Prometheus' `model.Duration` prints them (`30d1h`, `4w`, `0s`).
-///
-/// Years and weeks appear only when they divide the value exactly, as in Prometheus.
 pub fn format_prometheus(ns: i64) -> String {
-    let mut ms = ns / 1_000_000;
-    if ms == 0 {
-        return "0s".to_owned();
-    }
-    let mut out = String::new();
-    for &(unit, unit_ns) in UNITS {
-        let mult = unit_ns / 1_000_000;
-        if matches!(unit, "y" | "w") && ms % mult != 0 {
-            continue;
-        }
-        let v = ms / mult;
-        if v > 0 {
-            out.push_str(&v.to_string());
-            out.push_str(unit);
-            ms -= v * mult;
-        }
-    }
-    out
+    Duration(ns).to_prometheus_string()
 }
 
 /// Formats nanoseconds as Go's `time.Duration.String` does (`748h0m0s`,
 /// `1m30s`, `1.5s`, `250ms`, `0s`): Loki prints a query's length this way.
 pub fn format_go(ns: i64) -> String {
-    if ns == 0 {
-        return "0s".to_owned();
-    }
-    let neg = ns < 0;
-    let u = ns.unsigned_abs();
-    let mut out = String::new();
-    if neg {
-        out.push('-');
-    }
-    // A fraction without trailing zeros, `digits` wide.
-    let frac = |v: u64, digits: u32| -> String {
-        if v == 0 {
-            return String::new();
-        }
-        let s = format!("{v:0width$}", width = digits as usize);
-        format!(".{}", s.trim_end_matches('0'))
-    };
-    if u < 1_000_000_000 {
-        let (unit, div, digits) = if u < 1_000 {
-            ("ns", 1, 0)
-        } else if u < 1_000_000 {
-            ("µs", 1_000, 3)
-        } else {
-            ("ms", 1_000_000, 6)
-        };
-        out.push_str(&(u / div).to_string());
-        out.push_str(&frac(u % div, digits));
-        out.push_str(unit);
-        return out;
-    }
-    let secs = u / 1_000_000_000;
-    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if h > 0 || m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    out.push_str(&s.to_string());
-    out.push_str(&frac(u % 1_000_000_000, 9));
-    out.push('s');
-    out
+    Duration(ns).to_go_string()
 }
 
 /// Why a `step` was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
     /// Neither float seconds nor a Prometheus duration.
-    #[error("cannot parse {0:?} to a valid duration")]
+    #[error("cannot parse {} to a valid duration", go::strconv::quote(.0))]
     Invalid(String),
     /// Float seconds beyond Go's `time.Duration`.
-    #[error("cannot parse {0:?} to a valid duration. It overflows int64")]
+    #[error("cannot parse {} to a valid duration. It overflows int64", go::strconv::quote(.0))]
     Overflow(String),
 }
 
@@ -173,22 +60,9 @@ pub fn parse_step(s: &str) -> Result<i64, StepError> {
     parse_prometheus(s).map_err(|_| StepError::Invalid(s.to_owned()))
 }
 
-/// `strconv.ParseFloat` for the decimal forms: Rust's parser also accepts
-/// `inf`/`nan` spellings Go accepts, but rejects empty strings the same way.
+/// `strconv.ParseFloat` (the go crate's).
 fn parse_go_float(s: &str) -> Option<f64> {
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let word = body.to_ascii_lowercase();
-    if matches!(word.as_str(), "inf" | "infinity" | "nan") {
-        return s.parse().ok().or(Some(f64::NAN));
-    }
-    if body.is_empty()
-        || !body
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
-    {
-        return None;
-    }
-    s.parse().ok()
+    go::strconv::parse_float(s).ok()
 }
 
 #[cfg(test)]
@@ -228,22 +102,37 @@ mod tests {
 
     #[test]
     fn prometheus_rejects() {
-        for bad in [
-            "", "1.5s", "5", "1s1m", "1h1h", "5minutes", "-1s", "1M", "s",
-        ] {
+        for bad in ["5", "1s1m", "1h1h", "-1s", "s"] {
             assert_eq!(
                 parse_prometheus(bad),
                 Err(DurationError::Invalid(bad.into())),
                 "{bad}"
             );
         }
+        // Prometheus names a unit it does not know (Loki 3.7.8 answers
+        // `since=5minutes` with this text).
+        for (bad, unit) in [("1.5s", "."), ("5minutes", "minutes"), ("1M", "M")] {
+            assert_eq!(
+                parse_prometheus(bad),
+                Err(DurationError::UnknownUnit {
+                    unit: unit.into(),
+                    value: bad.into()
+                }),
+                "{bad}"
+            );
+        }
+        assert_eq!(parse_prometheus(""), Err(DurationError::Empty));
         assert_eq!(
             parse_prometheus("99999999999y"),
             Err(DurationError::OutOfRange)
         );
         assert_eq!(
             parse_prometheus("1.5s").unwrap_err().to_string(),
-            r#"not a valid duration string: "1.5s""#
+            r#"unknown unit "." in duration "1.5s""#
+        );
+        assert_eq!(
+            parse_prometheus("1s1m").unwrap_err().to_string(),
+            r#"not a valid duration string: "1s1m""#
         );
     }
 
@@ -284,5 +173,15 @@ mod tests {
             r#"cannot parse "1e20" to a valid duration. It overflows int64"#
         );
         assert!(matches!(parse_step("+Inf"), Err(StepError::Overflow(_))));
+        // Go's %q, not Rust's Debug quoting; and Go's ParseFloat refuses
+        // what overflows f64 (Loki then tries a Prometheus duration).
+        assert_eq!(
+            parse_step("\u{1}\u{a0}").unwrap_err().to_string(),
+            r#"cannot parse "\x01\u00a0" to a valid duration"#
+        );
+        assert_eq!(
+            parse_step("1e400").unwrap_err().to_string(),
+            r#"cannot parse "1e400" to a valid duration"#
+        );
     }
 }

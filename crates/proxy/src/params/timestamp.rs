@@ -4,16 +4,15 @@
 //! saturating outside that range rather than wrapping.
 
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 /// Why a timestamp was rejected; `Display` matches Go's `strconv` text that Loki returns.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimeError {
     /// Neither a number nor RFC3339.
-    #[error("strconv.ParseInt: parsing {0:?}: invalid syntax")]
+    #[error("strconv.ParseInt: parsing {}: invalid syntax", go::strconv::quote(.0))]
     Syntax(String),
     /// An integer too large for 64 bits.
-    #[error("strconv.ParseInt: parsing {0:?}: value out of range")]
+    #[error("strconv.ParseInt: parsing {}: value out of range", go::strconv::quote(.0))]
     Range(String),
 }
 
@@ -41,9 +40,9 @@ pub fn parse_timestamp(value: &str, default: i64) -> Result<i64, TimeError> {
         Ok(n) if value.len() <= 10 => Ok(n.saturating_mul(1_000_000_000)),
         Ok(n) => Ok(n),
         Err(e) => {
-            if let Ok(t) = OffsetDateTime::parse(value, &Rfc3339) {
-                return Ok(i64::try_from(t.unix_timestamp_nanos()).unwrap_or(
-                    if t.unix_timestamp() < 0 {
+            if let Some(t) = go::time::parse_rfc3339(value) {
+                return Ok(i64::try_from(t.unix_nanos_i128()).unwrap_or(
+                    if t.secs < 0 {
                         i64::MIN
                     } else {
                         i64::MAX
@@ -118,6 +117,16 @@ mod tests {
         assert_eq!(parse_timestamp("10.0006", 0), Ok(10 * S + 1_000_000));
     }
 
+    /// Go's `time.Parse(time.RFC3339Nano, …)` is more lenient than RFC 3339.
+    #[test]
+    fn rfc3339_as_go_reads_it() {
+        assert_eq!(
+            parse_timestamp("2026-08-22T10:00:00,5Z", 0),
+            Ok(1_787_392_800 * S + 500_000_000)
+        );
+        assert!(parse_timestamp("2026-08-22t10:00:00Z", 0).is_err());
+    }
+
     #[test]
     fn rfc3339() {
         assert_eq!(
@@ -145,6 +154,10 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             r#"strconv.ParseInt: parsing "99999999999999999999": value out of range"#
+        );
+        assert_eq!(
+            parse_timestamp("\u{1}", 0).unwrap_err().to_string(),
+            r#"strconv.ParseInt: parsing "\x01": invalid syntax"#
         );
     }
 }

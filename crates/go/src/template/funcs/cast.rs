@@ -66,32 +66,7 @@ pub(super) fn to_float64(v: &Value<'_>) -> f64 {
         Value::Int(i, _) => *i as f64,
         Value::Float(f) => *f,
         Value::Bool(b) => *b as i64 as f64,
-        Value::Str(s) => go_parse_float(s).unwrap_or(0.0),
+        Value::Str(s) => crate::strconv::parse_float(s).unwrap_or(0.0),
         _ => 0.0,
     }
-}
-
-/// Go's `strconv.ParseFloat(s, 64)` for the decimal forms users write.
-fn go_parse_float(s: &str) -> Option<f64> {
-    let t = s.strip_prefix('+').unwrap_or(s);
-    match t.to_ascii_lowercase().as_str() {
-        "inf" | "infinity" => {
-            return Some(if s.starts_with('-') {
-                f64::NEG_INFINITY
-            } else {
-                f64::INFINITY
-            });
-        }
-        "-inf" | "-infinity" => return Some(f64::NEG_INFINITY),
-        "nan" => return Some(f64::NAN),
-        _ => {}
-    }
-    if t.is_empty()
-        || !t
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'))
-    {
-        return None;
-    }
-    t.parse().ok()
 }

@@ -53,61 +53,17 @@ pub(super) fn query_unescape(s: &str) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /// sprig `b64enc`: standard base64 with padding.
 pub(super) fn b64enc(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
-    for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16
-            | (*c.get(1).unwrap_or(&0) as u32) << 8
-            | *c.get(2).unwrap_or(&0) as u32;
-        for k in 0..4 {
-            if k <= c.len() {
-                out.push(B64[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    crate::base64::encode(s.as_bytes())
 }
 
 /// sprig `b64dec`: on failure the result is Go's error text.
 pub(super) fn b64dec(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len() / 4 * 3);
-    let mut acc = 0u32;
-    let mut nbits = 0;
-    let mut pad_at: Option<usize> = None;
-    for (k, &c) in b.iter().enumerate() {
-        if c == b'\r' || c == b'\n' {
-            continue;
-        }
-        if c == b'=' {
-            pad_at.get_or_insert(k);
-            continue;
-        }
-        if pad_at.is_some() {
-            return format!("illegal base64 data at input byte {}", pad_at.unwrap_or(k));
-        }
-        let Some(v) = B64.iter().position(|x| *x == c) else {
-            return format!("illegal base64 data at input byte {k}");
-        };
-        acc = acc << 6 | v as u32;
-        nbits += 6;
-        if nbits >= 8 {
-            nbits -= 8;
-            out.push((acc >> nbits) as u8);
-            acc &= (1 << nbits) - 1;
-        }
+    match crate::base64::decode(s) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => e.to_string(),
     }
-    let data_len = b.iter().filter(|c| !matches!(c, b'\r' | b'\n')).count();
-    if data_len % 4 != 0 {
-        return format!("illegal base64 data at input byte {}", data_len / 4 * 4);
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Go's `template.HTMLEscapeString`.

@@ -2,99 +2,29 @@
 //! expressions and Unix epochs, each failing with Go's error text.
 
 use crate::template::printf::go_quote;
-use crate::template::timefmt::GoTime;
+use crate::time::GoTime;
 
-/// Go's `time.ParseDuration`, in seconds.
+/// Go's `time.ParseDuration`, in seconds (`Duration.Seconds`).
 pub(super) fn parse_duration(s: &str) -> Result<f64, String> {
-    let err = || format!("time: invalid duration {}", go_quote(s));
-    let (neg, mut t) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    if t == "0" {
-        return Ok(0.0);
-    }
-    if t.is_empty() {
-        return Err(err());
-    }
-    let mut total_ns: f64 = 0.0;
-    while !t.is_empty() {
-        let n = t
-            .bytes()
-            .take_while(|b| b.is_ascii_digit() || *b == b'.')
-            .count();
-        if n == 0 {
-            return Err(err());
-        }
-        let num: f64 = t[..n].parse().map_err(|_| err())?;
-        t = &t[n..];
-        let u = t
-            .bytes()
-            .take_while(|b| !b.is_ascii_digit() && *b != b'.')
-            .count();
-        let unit = &t[..u];
-        t = &t[u..];
-        let mult = match unit {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            "" => {
-                return Err(format!("time: missing unit in duration {}", go_quote(s)));
-            }
-            _ => {
-                return Err(format!(
-                    "time: unknown unit {} in duration {}",
-                    go_quote(unit),
-                    go_quote(s)
-                ));
-            }
-        };
-        total_ns += (num * mult).trunc();
-    }
-    let secs = total_ns / 1e9;
-    Ok(if neg { -secs } else { secs })
+    crate::duration::Duration::parse_go(s)
+        .map(crate::duration::Duration::as_secs_f64)
+        .map_err(|e| e.to_string())
 }
-/// go-humanize `ParseBytes`, as Loki's `bytes` function calls it.
-///
-/// The reading is the parser's ([`crate::humanize::parse_bytes`]), so a byte
-/// size means the same in a label filter and in a template. The parser only
-/// says whether the text is a size; Go's error names the part that failed,
-/// so on failure this works out which: the number, the unit, or the range.
+
+/// go-humanize `ParseBytes`, as Loki's `bytes` function calls it: the same
+/// reading as a label filter's ([`crate::humanize::try_parse_bytes`]).
 pub(super) fn parse_bytes(s: &str) -> Result<f64, String> {
-    if let Some(v) = crate::humanize::parse_bytes(s) {
-        // Loki returns `float64(uint64)`; below 2^64 the conversion is exact
-        // for every value the parser can produce from an f64.
-        return Ok(v as f64);
-    }
-    let t = s.trim();
-    let n = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
-        .unwrap_or(t.len());
-    let num = t[..n].replace(',', "");
-    if num.parse::<f64>().is_err() {
-        // Rust's float parser fails only on syntax (overflow gives inf), and
-        // Go words every syntax failure the same way.
-        return Err(format!(
-            "strconv.ParseFloat: parsing {}: invalid syntax",
-            go_quote(&num)
-        ));
-    }
-    let unit = t[n..].trim().to_ascii_lowercase();
-    // One of a unit alone is always in range, so the parser
-    // refusing it means the unit is unknown; accepting it means the
-    // product overflowed.
-    if crate::humanize::parse_bytes(&format!("1 {unit}")).is_none() {
-        return Err(format!("unhandled size name: {unit}"));
-    }
-    Err(format!("too large: {s}"))
+    // Loki returns `float64(uint64)`.
+    crate::humanize::try_parse_bytes(s)
+        .map(|v| v as f64)
+        .map_err(|e| e.to_string())
 }
 
 /// Compiles with the regex crate (RE2 syntax, like Go's regexp); errors are
+/// Go's ([`crate::regexp::check`]), and the regex crate's own refusals are
 /// worded as Go's `regexp/syntax` words the common ones.
 pub(crate) fn regex(pat: &str) -> Result<regex::Regex, String> {
+    crate::regexp::check(pat)?;
     regex::Regex::new(pat).map_err(|e| {
         let msg = e.to_string();
         let last = msg

@@ -6,7 +6,7 @@ use super::Func;
 use super::args::{P, R, owned, s, sig, want};
 use super::parsing::unix_to_time;
 use crate::template::Context;
-use crate::template::timefmt::{self, GoTime};
+use crate::time::{self as timefmt, GoTime};
 use crate::template::value::{IntKind, Value};
 
 /// `unixEpoch`, `unixEpochMillis`, `unixEpochNanos` of a time, as text.

@@ -1,5 +1,7 @@
-//! Checks a regular expression the way Go's `regexp/syntax` (RE2) does, and
-//! words the error as Go does: `error parsing regexp: <what>: `<text>``.
+//! Go's `regexp` (Go 1.26, RE2 syntax) where lokivl must answer as Go does:
+//! [`check`] refuses what `regexp/syntax` refuses, worded as Go words it
+//! (`error parsing regexp: <what>: `<text>``), and [`quote_meta`] is
+//! `regexp.QuoteMeta`.
 //!
 //! Loki compiles every regex of a query (matchers, label filters, line
 //! filters) while parsing and answers 400 with that text. The check parses
@@ -14,7 +16,7 @@ const MAX_REPEAT: u32 = 1000;
 
 /// The first group name `re` repeats (Go accepts it; Loki's `regexp`
 /// parser then refuses it).
-pub(crate) fn duplicate_group_name(re: &str) -> Option<&str> {
+pub fn duplicate_group_name(re: &str) -> Option<&str> {
     match ast::parse::Parser::new().parse(re) {
         Err(e) if matches!(e.kind(), ErrorKind::GroupNameDuplicate { .. }) => {
             re.get(e.span().start.offset..e.span().end.offset)
@@ -24,7 +26,7 @@ pub(crate) fn duplicate_group_name(re: &str) -> Option<&str> {
 }
 
 /// `Err` with Go's message when RE2 rejects `re`.
-pub(crate) fn check(re: &str) -> Result<(), String> {
+pub fn check(re: &str) -> Result<(), String> {
     let ast = match ast::parse::Parser::new().parse(re) {
         Ok(ast) => ast,
         Err(e) => return parse_error(re, &e),
@@ -83,6 +85,22 @@ fn parse_error(re: &str, e: &ast::Error) -> Result<(), String> {
         _ => ("invalid or unsupported Perl syntax", text),
     };
     Err(go(what, text))
+}
+
+/// Go's `regexp.QuoteMeta`: escapes every RE2 metacharacter of `s`, so the
+/// result is a regex matching `s` literally.
+pub fn quote_meta(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(
+            c,
+            '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// RE2 refuses a repetition of a repetition (`a**`, `x{2}{3}`) and counts

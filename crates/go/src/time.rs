@@ -1,16 +1,36 @@
-//! Go's `time.Time` as templates see it: reference-layout formatting
-//! (`2006-01-02T15:04:05Z07:00`), parsing, and `String()`.
+//! Go's `time` package (Go 1.26) as Loki's answers and templates show it:
+//! `time.Time` with reference-layout formatting (`2006-01-02T15:04:05Z07:00`),
+//! `time.Parse` and `String()`; RFC 3339 parsing ([`parse_rfc3339`], and the
+//! fast reader of VictoriaLogs' `_time` in [`rfc3339`]); calendar math in
+//! [`civil`].
 //!
 //! The server's local zone is taken to be UTC, as in Loki's container images.
 
+pub mod civil;
+pub mod rfc3339;
+
 use std::borrow::Cow;
+
+use civil::{civil_from_days, days_from_civil, days_in_month, is_leap};
+
+pub use rfc3339::parse_rfc3339_nanos;
+
+/// Go's `time.RFC3339Nano` layout.
+pub const RFC3339_NANO: &str = "2006-01-02T15:04:05.999999999Z07:00";
+
+/// Go's `time.Parse(time.RFC3339Nano, value)`: Loki reads `start`/`end`
+/// this way. Go's layout parser is more lenient than RFC 3339 (a `,`
+/// before the fraction, one-digit hours, offsets up to `+24:00`).
+pub fn parse_rfc3339(value: &str) -> Option<GoTime> {
+    parse(RFC3339_NANO, value)
+}
 
 /// Seconds from the Unix epoch to Go's zero time, 0001-01-01T00:00:00Z.
 const ZERO_SECS: i64 = -62_135_596_800;
 
 /// A Go `time.Time`: an instant plus the zone it is shown in.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct GoTime {
+pub struct GoTime {
     /// Unix seconds.
     pub secs: i64,
     /// Nanoseconds within the second.
@@ -57,46 +77,9 @@ struct Civil {
     sec: u32,
 }
 
-/// Days since 1970-01-01 to (y, m, d), proleptic Gregorian (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let m = m as i64;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn is_leap(y: i64) -> bool {
-    y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)
-}
-
-fn days_in(y: i64, m: u32) -> u32 {
-    match m {
-        2 if is_leap(y) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
 impl GoTime {
     /// `time.Unix(0, ns)` in the local (UTC) zone.
-    pub(crate) fn from_unix_nanos(ns: i64) -> GoTime {
+    pub fn from_unix_nanos(ns: i64) -> GoTime {
         GoTime {
             secs: ns.div_euclid(1_000_000_000),
             nanos: ns.rem_euclid(1_000_000_000) as u32,
@@ -106,7 +89,7 @@ impl GoTime {
     }
 
     /// `time.Unix(secs, 0)`.
-    pub(crate) fn from_unix(secs: i64) -> GoTime {
+    pub fn from_unix(secs: i64) -> GoTime {
         GoTime {
             secs,
             nanos: 0,
@@ -116,12 +99,12 @@ impl GoTime {
     }
 
     /// Go's zero `time.Time{}`.
-    pub(crate) fn zero() -> GoTime {
+    pub fn zero() -> GoTime {
         GoTime::from_unix(ZERO_SECS)
     }
 
     /// The same instant in UTC (`t.In(time.Local)` with Local = UTC).
-    pub(crate) fn in_utc(&self) -> GoTime {
+    pub fn in_utc(&self) -> GoTime {
         GoTime {
             secs: self.secs,
             nanos: self.nanos,
@@ -131,14 +114,19 @@ impl GoTime {
     }
 
     /// `t.UnixNano()` (wrapping like Go for out-of-range times).
-    pub(crate) fn unix_nanos(&self) -> i64 {
+    pub fn unix_nanos(&self) -> i64 {
         self.secs
             .wrapping_mul(1_000_000_000)
             .wrapping_add(self.nanos as i64)
     }
 
+    /// Nanoseconds since the Unix epoch, exact for every `GoTime`.
+    pub fn unix_nanos_i128(&self) -> i128 {
+        i128::from(self.secs) * 1_000_000_000 + i128::from(self.nanos)
+    }
+
     /// `t.UnixMilli()`.
-    pub(crate) fn unix_millis(&self) -> i64 {
+    pub fn unix_millis(&self) -> i64 {
         self.secs
             .saturating_mul(1000)
             .saturating_add((self.nanos / 1_000_000) as i64)
@@ -163,12 +151,12 @@ impl GoTime {
     }
 
     /// `t.String()`: `2006-01-02 15:04:05.999999999 -0700 MST`.
-    pub(crate) fn write_string(&self, out: &mut String) {
+    pub fn write_string(&self, out: &mut String) {
         self.format_into(out, "2006-01-02 15:04:05.999999999 -0700 MST");
     }
 
     /// `t.Format(layout)`.
-    pub(crate) fn format_into(&self, out: &mut String, layout: &str) {
+    pub fn format_into(&self, out: &mut String, layout: &str) {
         let c = self.civil();
         let mut rest = layout;
         while !rest.is_empty() {
@@ -432,7 +420,7 @@ fn lookup_name<'a>(s: &'a str, names: &[&str], short: bool) -> Option<(usize, &'
 }
 
 /// `time.ParseInLocation(layout, value, UTC)`; `None` where Go returns an error.
-pub(crate) fn parse(layout: &str, value: &str) -> Option<GoTime> {
+pub fn parse(layout: &str, value: &str) -> Option<GoTime> {
     let (mut year, mut month, mut day, mut yday) = (1i64, 1u32, 1u32, 0u32);
     let (mut hour, mut min, mut sec, mut nanos) = (0u32, 0u32, 0u32, 0u32);
     let mut pm: Option<bool> = None;
@@ -600,15 +588,16 @@ pub(crate) fn parse(layout: &str, value: &str) -> Option<GoTime> {
                 }
                 offset = Some(sign * (h * 3600 + m * 60 + s) as i32);
             }
-            Std::Frac { sep, digits, trim } => {
+            // Go reads either separator, whichever the layout shows.
+            Std::Frac { digits, trim, .. } => {
                 if trim {
-                    if v.len() >= 2 && v.starts_with(sep) && v.as_bytes()[1].is_ascii_digit() {
+                    if v.len() >= 2 && v.starts_with(['.', ',']) && v.as_bytes()[1].is_ascii_digit() {
                         let n = v[1..].bytes().take_while(u8::is_ascii_digit).count();
                         nanos = frac_nanos(&v[1..1 + n]);
                         v = &v[1 + n..];
                     }
                 } else {
-                    let s = v.strip_prefix(sep)?;
+                    let s = v.strip_prefix(['.', ','])?;
                     if s.len() < digits || !s.as_bytes()[..digits].iter().all(u8::is_ascii_digit) {
                         return None;
                     }
@@ -633,13 +622,13 @@ pub(crate) fn parse(layout: &str, value: &str) -> Option<GoTime> {
         }
         let mut d = yday;
         month = 1;
-        while d > days_in(year, month) {
-            d -= days_in(year, month);
+        while d > days_in_month(year, month) {
+            d -= days_in_month(year, month);
             month += 1;
         }
         day = d;
     }
-    if day < 1 || day > days_in(year, month) {
+    if day < 1 || day > days_in_month(year, month) {
         return None;
     }
     let days = days_from_civil(year, month, day);
@@ -666,3 +655,6 @@ fn frac_nanos(digits: &str) -> u32 {
     }
     s.parse().unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests;
