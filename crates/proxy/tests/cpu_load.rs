@@ -6,13 +6,16 @@
 //! Before the row work moved to the blocking pool, both workers were busy
 //! extracting samples, and `/ready` waited for a heavy query to finish.
 
-mod http_common;
+#[path = "support/mod.rs"]
+mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use http_common::*;
+use crate::support::client::*;
+use crate::support::fake_vl::*;
+use crate::support::lokivl::start_proxy;
 
 /// Rows in each heavy answer.
 const ROWS: usize = 100_000;

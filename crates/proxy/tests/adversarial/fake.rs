@@ -7,6 +7,7 @@
 //! Rows can differ per VictoriaLogs tenant (`AccountID` header), and one
 //! account can be made slow, so the cache-poisoning and breaker cases can see
 //! which tenant an answer came from.
+#![allow(dead_code, unreachable_pub, missing_docs)]
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -1,17 +1,12 @@
-//! Harness of the adversarial suite (`tests/adversarial.rs`): lokivl as a
-//! real process and the three survival assertions, a fake VictoriaLogs with
-//! row datasets and tail behaviours, a real VictoriaLogs when
-//! `LOKIVL_VL_BIN` names one, and the HTTP and WebSocket clients the attacks use.
+//! What the adversarial cases share beyond the kit: the run gate (two
+//! permits, CPU-heavy cases take both), temp files, the verdict on a hostile
+//! request's answer, and the kit's client with a deadline on every request.
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
-pub mod fake;
-pub mod http;
-pub mod process;
-pub mod real_vl;
-pub mod rows;
-pub mod ws;
-
 use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::support::client::{self, Answer};
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 
@@ -46,5 +41,38 @@ impl TempFile {
 impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// GET with the case's deadline.
+pub async fn get(url: &str, deadline: Duration) -> Result<Answer, String> {
+    client::get_within(url, &[], deadline).await
+}
+
+/// GET with headers and the case's deadline.
+pub async fn get_with(
+    url: &str,
+    headers: &[(&str, &str)],
+    deadline: Duration,
+) -> Result<Answer, String> {
+    client::get_within(url, headers, deadline).await
+}
+
+/// POSTs `pairs` as a form, with the case's deadline.
+pub async fn post_form(
+    url: &str,
+    pairs: &[(&str, &str)],
+    deadline: Duration,
+) -> Result<Answer, String> {
+    client::post_form_within(url, pairs, deadline).await
+}
+
+/// Whether the answer is one lokivl may give to a hostile request: 200, or a
+/// 4xx refusal. A 5xx, a dropped connection or no answer is a failure.
+pub fn assert_handled(case: &str, what: &str, r: &Result<Answer, String>) {
+    match r {
+        Ok(a) if a.status == 200 || a.status.is_client_error() => {}
+        Ok(a) => panic!("{case}: {what}: expected 200 or a 4xx, got {}", a.short()),
+        Err(e) => panic!("{case}: {what}: {e}"),
     }
 }

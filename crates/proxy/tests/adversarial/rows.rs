@@ -2,6 +2,7 @@
 //! the way VictoriaLogs would: only rows in `[start, end]`, the newest
 //! `limit` for a `limit` argument, the oldest N for a `sort … limit N` or
 //! `limit N` pipe.
+#![allow(dead_code, unreachable_pub, missing_docs)]
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};

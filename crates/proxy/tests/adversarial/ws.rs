@@ -1,6 +1,7 @@
 //! WebSocket clients of `/loki/api/v1/tail`: ones that read, and ones that
 //! never read (a tiny receive buffer, so the kernel does not soak up what
 //! lokivl sends and lokivl's writes really block).
+#![allow(dead_code, unreachable_pub, missing_docs)]
 
 use std::time::Duration;
 

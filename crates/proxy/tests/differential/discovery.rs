@@ -5,17 +5,15 @@
 //! every entry `detected_level`, as Logs Drilldown sees them; lokivl runs
 //! with the same defaults (`flags::loki_defaults`) in front of VictoriaLogs,
 //! which stores what was pushed and has neither. Both get each dataset of
-//! `common::realistic` (one test each) and the queries of
+//! `support::realistic` (one test each) and the queries of
 //! `tests/data/differential_discovery_queries.txt`, and lokivl is also asked
 //! through split and live windows and with the cache off. With
 //! `LOKIVL_RECORD_GOLDEN=1` the live test writes
 //! `tests/golden/victorialogs-<release>/differential_discovery[-<dataset>]/`, which the
 //! replay test (run in CI, for every recorded release) checks without servers.
 
-mod common;
-
-use common::differential::{DISCOVERY, DISCOVERY_OTEL, DISCOVERY_STREAM_LABELS, Suite};
-use common::suite_run::{self, Setup};
+use crate::support::differential::{DISCOVERY, DISCOVERY_OTEL, DISCOVERY_STREAM_LABELS, Suite};
+use crate::support::suite_run::{self, Setup};
 
 /// Loki's config with its discovery defaults instead of the suite's `off`.
 fn with_discovery(config: String) -> String {

@@ -12,7 +12,7 @@
 //! without servers.
 //!
 //! `walkthrough_live_{stream_labels,otel}` walk Logs Drilldown through one
-//! service on the realistic datasets of `common::realistic`, where
+//! service on the realistic datasets of `support::realistic`, where
 //! `service_name` and `detected_level` are discovered (see
 //! `differential_drilldown/walkthrough.rs`), asking lokivl as configured by
 //! default, through split and live windows and with the cache off; with
@@ -25,7 +25,7 @@
 //! what lokivl is meant to reproduce is compared; docs/compatibility.md
 //! (Drilldown section) lists every such difference with its reason.
 
-mod common;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -34,21 +34,19 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use common::backend::{self, Golden, Tap, VictoriaLogs};
-use common::client;
-use common::loki::Loki;
+use crate::support::backend::{self, Golden, Tap, VictoriaLogs};
+use crate::support::client;
+use crate::support::loki::Loki;
 
 const SEC: i64 = 1_000_000_000;
 /// Entries per stream, one every 10 s.
 const PER_STREAM: i64 = 30;
 
-#[path = "differential_drilldown/requests.rs"]
 mod requests;
 
-#[path = "differential_drilldown/walkthrough.rs"]
 mod walkthrough;
 
-use common::realistic::Dataset;
+use crate::support::realistic::Dataset;
 use requests::{Mode, REQS, Req};
 use walkthrough::WALK;
 
@@ -186,7 +184,10 @@ async fn ask(base: &str, req: &Req, base_ns: i64, end_s: i64) -> Answer {
     } else {
         &[tags]
     };
-    match client::get(&full, headers).await {
+    match client::try_get(&full, headers)
+        .await
+        .map(client::Answer::parts)
+    {
         Ok((status, _, body)) => {
             let mut body = serde_json::from_str(&body).unwrap_or(Value::String(body));
             if let Some(d) = body.get_mut("data").and_then(Value::as_object_mut) {
@@ -355,13 +356,13 @@ fn compare(mode: Mode, loki: &Answer, lokivl: &Answer) -> Option<String> {
             (a != b).then(|| format!("lines per level: loki {a:?}, lokivl {b:?}"))
         }
         Mode::Query => {
-            let as_diff = |a: &Answer| common::differential::Answer {
+            let as_diff = |a: &Answer| support::differential::Answer {
                 request: a.request.clone(),
                 status: a.status,
                 json: a.body.is_object().then(|| a.body.clone()),
                 text: a.body.as_str().map(str::to_owned),
             };
-            common::compare::compare(&as_diff(loki), &as_diff(lokivl))
+            support::compare::compare(&as_diff(loki), &as_diff(lokivl))
         }
         Mode::PatternsShape => patterns_shape(v)
             .map_err(|e| format!("lokivl {e}"))
@@ -419,7 +420,7 @@ fn judge(loki: &BTreeMap<String, Answer>, lokivl: &BTreeMap<String, Answer>) {
 /// lokivl with the discovery of [`start_loki`]'s Loki: levels on,
 /// `service_name` off (the dataset stores it).
 async fn start_lokivl(backend: &str) -> String {
-    common::start_lokivl_with(backend, |s| {
+    support::start_lokivl_with(backend, |s| {
         s.discovery = logsql_ast::Discovery {
             service_name_labels: Vec::new(),
             log_levels: true,
@@ -458,7 +459,7 @@ fn write_golden<T: Serialize>(release: &str, name: &str, value: &T) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live() {
-    let Some((loki_bin, vl_bin)) = common::differential::servers() else {
+    let Some((loki_bin, vl_bin)) = support::differential::servers() else {
         return;
     };
     // Loki's pattern ingester only mines recent lines: the data spans the
@@ -602,22 +603,22 @@ async fn ask_walk(
     base_ns: i64,
     replay: bool,
 ) -> Vec<(&'static str, BTreeMap<String, Answer>)> {
-    let mut setups: Vec<(&'static str, common::variants::Variant)> = vec![(
+    let mut setups: Vec<(&'static str, support::variants::Variant)> = vec![(
         "default",
-        common::variants::Variant {
+        support::variants::Variant {
             name: "default",
             tune: |_| {},
         },
     )];
     setups.extend(
-        common::variants::all()
+        support::variants::all()
             .into_iter()
             .filter(|v| !(replay && v.name == "windows-5m"))
             .map(|v| (v.name, v)),
     );
     let mut out = Vec::new();
     for (name, v) in setups {
-        let lokivl = common::start_lokivl_with(backend, |s| {
+        let lokivl = support::start_lokivl_with(backend, |s| {
             discovery(s);
             (v.tune)(s);
         })
@@ -665,7 +666,7 @@ fn walk_failures(
 
 /// The walk-through's known gaps for `dataset` on VictoriaLogs `release`.
 fn walk_gaps(dataset: Dataset, release: &str) -> BTreeMap<String, String> {
-    common::differential::read_known_gaps(
+    support::differential::read_known_gaps(
         &format!("drilldown_walkthrough_{}_known_gaps.txt", dataset.name()),
         release,
     )
@@ -673,7 +674,7 @@ fn walk_gaps(dataset: Dataset, release: &str) -> BTreeMap<String, String> {
 
 /// The walk-through live on `dataset` (see `walkthrough.rs`).
 async fn walkthrough_live(dataset: Dataset) {
-    let Some((loki_bin, vl_bin)) = common::differential::servers() else {
+    let Some((loki_bin, vl_bin)) = support::differential::servers() else {
         return;
     };
     // Recent data for the pattern ingester; the last entry (base + 10 min)

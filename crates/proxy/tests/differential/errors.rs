@@ -8,13 +8,13 @@
 //! with `LOKIVL_RECORD_GOLDEN=1`, recorded to `tests/golden/errors/loki.json`;
 //! without Loki the recorded answers are the reference, so this runs in CI.
 
-mod common;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use common::client::{get, url};
-use common::loki::{self, Loki};
+use crate::support::client::{self, url};
+use crate::support::loki::{self, Loki};
 use serde::{Deserialize, Serialize};
 
 /// 2026-08-22T09:00:00Z and 10:00:00Z: fixed, so recordings replay.
@@ -370,7 +370,10 @@ async fn ask_all(base: &str) -> BTreeMap<String, Recorded> {
     let mut out = BTreeMap::new();
     for (id, path, params) in cases() {
         let u = url(base, path, &params);
-        let (status, _, body) = get(&u, &[]).await.unwrap_or_else(|e| panic!("{id}: {e}"));
+        let (status, _, body) = client::try_get(&u, &[])
+            .await
+            .map(client::Answer::parts)
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
         out.insert(
             id.to_owned(),
             Recorded {
@@ -381,8 +384,9 @@ async fn ask_all(base: &str) -> BTreeMap<String, Recorded> {
         );
     }
     for (id, path, raw) in raw_cases() {
-        let (status, _, body) = get(&format!("{base}{path}?{raw}"), &[])
+        let (status, _, body) = client::try_get(&format!("{base}{path}?{raw}"), &[])
             .await
+            .map(client::Answer::parts)
             .unwrap_or_else(|e| panic!("{id}: {e}"));
         out.insert(
             id.to_owned(),
@@ -451,7 +455,7 @@ async fn bad_requests_answered_like_a_real_loki() {
         let text = serde_json::to_string_pretty(&loki_answers).expect("serialize");
         std::fs::write(golden_path(), text + "\n").expect("write golden");
     }
-    let lokivl = common::start_lokivl(&dead_backend()).await;
+    let lokivl = support::start_lokivl(&dead_backend()).await;
     let failures = compare(&loki_answers, &ask_all(&lokivl).await);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -463,7 +467,7 @@ async fn bad_requests_answered_like_the_recorded_loki() {
          LOKIVL_LOKI_BIN=... LOKIVL_RECORD_GOLDEN=1 cargo test -p proxy --test differential_errors",
     );
     let loki: BTreeMap<String, Recorded> = serde_json::from_str(&text).expect("valid golden");
-    let lokivl = common::start_lokivl(&dead_backend()).await;
+    let lokivl = support::start_lokivl(&dead_backend()).await;
     let failures = compare(&loki, &ask_all(&lokivl).await);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -2,22 +2,22 @@
 //!
 //! Starts Loki (`LOKIVL_LOKI_BIN` or `loki` on PATH) and VictoriaLogs
 //! (`LOKIVL_VL_BIN` or `victoria-logs` on PATH) on loopback, pushes the same
-//! dataset into both (one test per dataset of `common::realistic`: the
+//! dataset into both (one test per dataset of `support::realistic`: the
 //! current one with `tests/data/differential_queries.txt`, stream labels only
 //! and OTel with `differential_realistic_queries.txt`), asks Loki and lokivl (in front of VictoriaLogs through
 //! the recording tap) every query of `tests/data/differential_queries.txt`
 //! and compares the answers value by value, for the default set-up and for
-//! split windows (`common::variants`), and checks that a refreshed metric
+//! split windows (`support::variants`), and checks that a refreshed metric
 //! query reuses closed windows. With `LOKIVL_RECORD_GOLDEN=1` it writes
 //! `tests/golden/victorialogs-<release>/differential[-<dataset>]/{loki,victorialogs}.json`
 //! for the VictoriaLogs release under test, which `differential_replay`
 //! uses in CI. Without both binaries it skips with one
 //! line.
 
-mod common;
+use crate::support;
 
-use common::differential::{self, MAIN, MAIN_OTEL, MAIN_STREAM_LABELS, Suite};
-use common::suite_run::{self, Setup};
+use crate::support::differential::{self, MAIN, MAIN_OTEL, MAIN_STREAM_LABELS, Suite};
+use crate::support::suite_run::{self, Setup};
 
 fn setup(suite: Suite) -> Setup {
     Setup {
@@ -59,7 +59,7 @@ fn dump_dataset() {
         return;
     };
     let base_ns = differential::base_ns();
-    let body = common::dataset::push_body(&common::dataset::differential_entries(base_ns));
+    let body = support::dataset::push_body(&support::dataset::differential_entries(base_ns));
     std::fs::write(&path, body).expect("write the push body");
     println!("base_ns {base_ns}");
 }

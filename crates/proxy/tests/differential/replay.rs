@@ -6,10 +6,8 @@
 //! the same known-gaps list; also through split windows, and a refreshed
 //! metric query against the cache of closed windows.
 
-mod common;
-
-use common::differential::{MAIN, MAIN_OTEL, MAIN_STREAM_LABELS, Suite};
-use common::suite_run::{self, Setup};
+use crate::support::differential::{MAIN, MAIN_OTEL, MAIN_STREAM_LABELS, Suite};
+use crate::support::suite_run::{self, Setup};
 
 fn setup(suite: Suite) -> Setup {
     Setup {

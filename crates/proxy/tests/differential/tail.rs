@@ -7,7 +7,7 @@
 //! pings are answered (lokivl drops a client that leaves one unanswered for
 //! `--tail-write-timeout`).
 //!
-//! One test per dataset of `common::realistic` (the current lines with and
+//! One test per dataset of `support::realistic` (the current lines with and
 //! without discovery; stream labels only and OTLP with discovery).
 //!
 //! Live only: it needs `LOKIVL_LOKI_BIN` and `LOKIVL_VL_BIN` (or `loki` and
@@ -15,13 +15,13 @@
 //! golden replay; CI checks lokivl's frames against a fake VictoriaLogs
 //! (`http_tail.rs`).
 
-mod common;
+use crate::support;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::backend::VictoriaLogs;
-use common::loki::Loki;
-use common::realistic::Dataset;
+use crate::support::backend::VictoriaLogs;
+use crate::support::loki::Loki;
+use crate::support::realistic::Dataset;
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -115,9 +115,9 @@ fn stream_label_lines(t0: i64, tag: &str) -> String {
 
 /// The same entries as an OpenTelemetry collector sends them (OTLP).
 fn otel_lines(t0: i64, tag: &str) -> Vec<u8> {
-    use common::otlp::{Record, ResourceLogs, Value as Attr};
+    use crate::support::otlp::{Record, ResourceLogs, Value as Attr};
     let sev = [("INFO", 9), ("ERROR", 17), ("", 13), ("", 0)];
-    common::otlp::encode(&[ResourceLogs {
+    support::otlp::encode(&[ResourceLogs {
         resource: vec![
             ("service.name".into(), "tailed".into()),
             ("k8s.namespace.name".into(), "shop".into()),
@@ -314,7 +314,7 @@ const HISTORY_WAIT: Duration = Duration::from_secs(3);
 const LIVE_WAIT: Duration = Duration::from_secs(4);
 
 async fn compare_tails(discovery: bool, dataset: Dataset) {
-    let Some((loki_bin, vl_bin)) = common::differential::servers() else {
+    let Some((loki_bin, vl_bin)) = support::differential::servers() else {
         return;
     };
     let edit = move |config: String| {
@@ -330,7 +330,7 @@ async fn compare_tails(discovery: bool, dataset: Dataset) {
         Loki::start_with(&loki_bin, edit),
         VictoriaLogs::start(&vl_bin)
     );
-    let lokivl = common::start_lokivl_with(&vl.url, |s| {
+    let lokivl = support::start_lokivl_with(&vl.url, |s| {
         if discovery {
             s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
         }

@@ -7,11 +7,11 @@
 //!
 //! Needs a real VictoriaLogs (`LOKIVL_VL_BIN`); skipped with one line otherwise.
 
-mod common;
+use crate::support;
 
 use std::collections::BTreeMap;
 
-use common::client::{get, url};
+use crate::support::client::{self, url};
 use serde_json::{Value, json};
 
 /// 2026-08-22T10:00:00Z: long closed, so split windows are cached.
@@ -76,7 +76,7 @@ async fn lokivl(vl: &str, split: bool, max_series: usize) -> String {
     std::fs::create_dir_all(&dir).unwrap();
     let map = dir.join("tenants.yaml");
     std::fs::write(&map, "team-a: {account_id: 1}\nteam-b: {account_id: 2}\n").unwrap();
-    common::start_lokivl_with(vl, |s| {
+    support::start_lokivl_with(vl, |s| {
         s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
         s.tenant.map = Some(map);
         s.query_limits.max_query_series = max_series;
@@ -96,7 +96,7 @@ async fn ask(base: &str, tenant: &str, q: &str, step: &str) -> (u16, Value) {
         (BASE_S * 1_000_000_000).to_string(),
         ((BASE_S + SPAN_S) * 1_000_000_000).to_string(),
     );
-    let (st, _, b) = get(
+    let (st, _, b) = client::try_get(
         &url(
             base,
             "/loki/api/v1/query_range",
@@ -111,6 +111,7 @@ async fn ask(base: &str, tenant: &str, q: &str, step: &str) -> (u16, Value) {
         &[("X-Scope-OrgID", tenant)],
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     let v = serde_json::from_str(&b).unwrap_or_else(|_| Value::String(b.trim().to_owned()));
     (st, v)
@@ -149,14 +150,14 @@ fn expected(app: &str, key: impl Fn(&'static str, u16) -> String) -> BTreeMap<St
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn windows_and_fanout_keep_discovery_and_limits() {
-    let Some(bin) = common::backend::find_vl_binary() else {
+    let Some(bin) = support::backend::find_vl_binary() else {
         let _ = std::io::Write::write_fmt(
             &mut std::io::stderr(),
             format_args!("skipped: no VictoriaLogs binary (set LOKIVL_VL_BIN)\n"),
         );
         return;
     };
-    let vl = common::backend::VictoriaLogs::start(&bin).await;
+    let vl = support::backend::VictoriaLogs::start(&bin).await;
     vl.ingest_as("1", push_body()).await;
     vl.ingest_as("2", push_body()).await;
     let split = lokivl(&vl.url, true, 500).await;

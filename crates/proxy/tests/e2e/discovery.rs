@@ -3,10 +3,10 @@
 //! by `{service_name="…"}`, and answers carry `service_name` and
 //! `detected_level` as Loki 3.7 stores them.
 
-mod common;
+use crate::support;
 
-use common::backend::{self, VictoriaLogs};
-use common::client::{get, url};
+use crate::support::backend::{self, VictoriaLogs};
+use crate::support::client::{self, url};
 use serde_json::{Value, json};
 
 /// 2026-08-22T10:00:00Z.
@@ -36,7 +36,7 @@ fn push_body() -> String {
 }
 
 async fn start_lokivl(backend: &str, discovery: logsql_ast::Discovery) -> String {
-    common::start_lokivl_with(backend, |s| s.discovery = discovery).await
+    support::start_lokivl_with(backend, |s| s.discovery = discovery).await
 }
 
 async fn query(base: &str, q: &str, headers: &[(&str, &str)]) -> Value {
@@ -44,7 +44,7 @@ async fn query(base: &str, q: &str, headers: &[(&str, &str)]) -> Value {
         ((BASE_S - 60) * 1_000_000_000).to_string(),
         ((BASE_S + 600) * 1_000_000_000).to_string(),
     );
-    let (st, _, b) = get(
+    let (st, _, b) = client::try_get(
         &url(
             base,
             "/loki/api/v1/query_range",
@@ -59,6 +59,7 @@ async fn query(base: &str, q: &str, headers: &[(&str, &str)]) -> Value {
         headers,
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     assert_eq!(st, 200, "{q}: {b}");
     serde_json::from_str(&b).unwrap()

@@ -2,10 +2,10 @@
 //! parameter shapes (ns and RFC3339 times, `step=5000ms`, Drilldown's
 //! `X-Query-Tags`), checking values computed from the pushed data.
 
-mod common;
+use crate::support;
 
-use common::backend::{self, VictoriaLogs};
-use common::client::{get, url};
+use crate::support::backend::{self, VictoriaLogs};
+use crate::support::client::{self, url};
 
 /// 2026-08-22T10:00:00Z.
 const BASE_S: i64 = 1_787_392_800;
@@ -43,7 +43,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
     let vl = VictoriaLogs::start(&bin).await;
     let (body, lines) = push_body();
     vl.ingest(body).await;
-    let base = common::start_lokivl_with(&vl.url, |s| {
+    let base = support::start_lokivl_with(&vl.url, |s| {
         s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
     })
     .await;
@@ -55,7 +55,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
 
     // index/stats: exact line bytes.
     let prod_bytes: usize = lines.iter().filter(|l| l.1 == "prod").map(|l| l.2).sum();
-    let (st, _, b) = get(
+    let (st, _, b) = client::try_get(
         &url(
             &base,
             "/loki/api/v1/index/stats",
@@ -68,6 +68,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
         &[],
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     assert_eq!(st, 200, "{b}");
     let v: serde_json::Value = serde_json::from_str(&b).unwrap();
@@ -79,7 +80,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
     // index/volume by service_name (synthesized from app), RFC3339 times.
     let api_bytes: usize = lines.iter().filter(|l| l.0 == "api").map(|l| l.2).sum();
     let web_bytes: usize = lines.iter().filter(|l| l.0 == "web").map(|l| l.2).sum();
-    let (st, _, b) = get(
+    let (st, _, b) = client::try_get(
         &url(
             &base,
             "/loki/api/v1/index/volume",
@@ -93,6 +94,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
         &tags,
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     assert_eq!(st, 200, "{b}");
     let v: serde_json::Value = serde_json::from_str(&b).unwrap();
@@ -106,7 +108,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
     assert_eq!(result[1]["value"][1], web_bytes.to_string());
 
     // detected_labels with an empty query.
-    let (_, _, b) = get(
+    let (_, _, b) = client::try_get(
         &url(
             &base,
             "/loki/api/v1/detected_labels",
@@ -115,6 +117,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
         &tags,
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     let v: serde_json::Value = serde_json::from_str(&b).unwrap();
     assert_eq!(
@@ -123,7 +126,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
     );
 
     // detected_fields over Drilldown's pipeline.
-    let (st, _, b) = get(
+    let (st, _, b) = client::try_get(
         &url(
             &base,
             "/loki/api/v1/detected_fields",
@@ -139,10 +142,11 @@ async fn drilldown_endpoints_on_real_victorialogs() {
         &tags,
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     // service_name is not stored, so a selector on it alone finds nothing in VictoriaLogs.
     assert!(st == 200, "{b}");
-    let (st, _, b) = get(
+    let (st, _, b) = client::try_get(
         &url(
             &base,
             "/loki/api/v1/detected_fields",
@@ -158,6 +162,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
         &tags,
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     assert_eq!(st, 200, "{b}");
     let v: serde_json::Value = serde_json::from_str(&b).unwrap();
@@ -177,7 +182,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
     assert_eq!(f("trace_id")["cardinality"], 6);
 
     // detected field values, ns times (Grafana's language provider).
-    let (_, _, b) = get(
+    let (_, _, b) = client::try_get(
         &url(
             &base,
             "/loki/api/v1/detected_field/user_id/values",
@@ -191,6 +196,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
         &[],
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     let v: serde_json::Value = serde_json::from_str(&b).unwrap();
     assert_eq!(
@@ -199,7 +205,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
     );
 
     // patterns with Grafana's step.
-    let (st, _, b) = get(
+    let (st, _, b) = client::try_get(
         &url(
             &base,
             "/loki/api/v1/patterns",
@@ -213,6 +219,7 @@ async fn drilldown_endpoints_on_real_victorialogs() {
         &tags,
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     assert_eq!(st, 200, "{b}");
     let v: serde_json::Value = serde_json::from_str(&b).unwrap();
@@ -227,8 +234,9 @@ async fn drilldown_endpoints_on_real_victorialogs() {
     assert_eq!(v["data"][0]["samples"][0], serde_json::json!([BASE_S, 2]));
 
     // drilldown-limits.
-    let (st, _, b) = get(&format!("{base}/loki/api/v1/drilldown-limits"), &[])
+    let (st, _, b) = client::try_get(&format!("{base}/loki/api/v1/drilldown-limits"), &[])
         .await
+        .map(client::Answer::parts)
         .unwrap();
     assert_eq!(st, 200);
     assert!(b.contains(r#""pattern_ingester_enabled":true"#), "{b}");

@@ -6,9 +6,9 @@
 //! machine against each release's answers. A request the recording lacks
 //! fails with a hint to re-record.
 
-mod common;
+use crate::support;
 
-use common::backend::{self, Tap};
+use crate::support::backend::{self, Tap};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_match_the_recorded_victorialogs_responses() {
@@ -21,8 +21,8 @@ async fn answers_match_the_recorded_victorialogs_responses() {
             )
         });
         let tap = Tap::replaying(golden).await;
-        let lokivl = common::start_lokivl(&tap.url).await;
+        let lokivl = support::start_lokivl(&tap.url).await;
         println!("replaying VictoriaLogs {release}");
-        common::checks::run_all(&lokivl).await;
+        support::checks::run_all(&lokivl).await;
     }
 }

@@ -8,12 +8,12 @@
 //! `LOKIVL_LOKI_BIN` is set, line by line against the `detected_level`
 //! Loki 3.7 stored.
 
-mod common;
+use crate::support;
 
 use std::collections::BTreeMap;
 
-use common::backend::{self, VictoriaLogs};
-use common::client::{get, post, url};
+use crate::support::backend::{self, VictoriaLogs};
+use crate::support::client::{self, url};
 use proxy::drilldown::discovery::{detected_level, level_from_line};
 use serde_json::{Value, json};
 
@@ -235,7 +235,7 @@ async fn vl_levels(vl: &str) -> BTreeMap<String, String> {
         proxy::metric::discovered::line_level_pipes(),
         logsql_ast::line_level::LEVEL_FIELD
     );
-    let (st, _, body) = post(
+    let (st, _, body) = client::try_post(
         &format!("{vl}/select/logsql/query"),
         "application/x-www-form-urlencoded",
         format!(
@@ -246,6 +246,7 @@ async fn vl_levels(vl: &str) -> BTreeMap<String, String> {
         .into_bytes(),
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     assert_eq!(st, 200, "{body}");
     body.lines()
@@ -284,7 +285,7 @@ async fn counts_over(base: &str, q: &str, start_s: i64, end_s: i64) -> BTreeMap<
         (start_s * 1_000_000_000).to_string(),
         (end_s * 1_000_000_000).to_string(),
     );
-    let (st, _, b) = get(
+    let (st, _, b) = client::try_get(
         &url(
             base,
             "/loki/api/v1/query_range",
@@ -298,6 +299,7 @@ async fn counts_over(base: &str, q: &str, start_s: i64, end_s: i64) -> BTreeMap<
         &[],
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     assert_eq!(st, 200, "{q}: {b}");
     let v: Value = serde_json::from_str(&b).unwrap();
@@ -388,7 +390,7 @@ async fn line_levels_in_victorialogs_match_the_row_derivation() {
         budget + exact / 2 < lines.len(),
         "reading every line would fail"
     );
-    let base = common::start_lokivl_with(&vl.url, |s| {
+    let base = support::start_lokivl_with(&vl.url, |s| {
         s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
         s.work.max_rows = budget;
     })
@@ -399,7 +401,7 @@ async fn line_levels_in_victorialogs_match_the_row_derivation() {
     let by_service = counts(&base, q).await;
     assert_eq!(by_service, expected(&data, true), "{q}");
     // Split into windows of 10 minutes (each window counts the same way).
-    let windowed = common::start_lokivl_with(&vl.url, |s| {
+    let windowed = support::start_lokivl_with(&vl.url, |s| {
         s.discovery = proxy::drilldown::discovery::flags::loki_defaults();
         s.work.max_rows = budget;
         s.cache.windows.interval = std::time::Duration::from_secs(600);
@@ -431,12 +433,12 @@ async fn line_levels_in_victorialogs_match_the_row_derivation() {
     assert_eq!(counts(&base, q).await, want, "{q}");
 
     // Loki itself, when available.
-    let Some(loki_bin) = common::loki::find_loki_binary() else {
+    let Some(loki_bin) = support::loki::find_loki_binary() else {
         skip("Loki");
         return;
     };
     // Loki's discovery defaults instead of the suite config's `off`.
-    let loki = common::loki::Loki::start_with(&loki_bin, |c| {
+    let loki = support::loki::Loki::start_with(&loki_bin, |c| {
         c.replace("  discover_service_name: []\n", "")
             .replace("  discover_log_levels: false\n", "")
     })
@@ -479,7 +481,7 @@ async fn loki_levels(loki: &str, n: usize) -> BTreeMap<String, String> {
     );
     let mut out = BTreeMap::new();
     for _ in 0..40 {
-        let (st, _, b) = get(
+        let (st, _, b) = client::try_get(
             &url(
                 loki,
                 "/loki/api/v1/query_range",
@@ -493,6 +495,7 @@ async fn loki_levels(loki: &str, n: usize) -> BTreeMap<String, String> {
             &[],
         )
         .await
+        .map(client::Answer::parts)
         .unwrap();
         assert_eq!(st, 200, "{b}");
         let v: Value = serde_json::from_str(&b).unwrap();
@@ -540,7 +543,7 @@ async fn residue_rows_are_bounded() {
             ((BASE_S + 60) * 1_000_000_000).to_string(),
             ((BASE_S + 120) * 1_000_000_000).to_string(),
         );
-        get(
+        client::try_get(
             &url(
                 &base,
                 "/loki/api/v1/query_range",
@@ -554,17 +557,18 @@ async fn residue_rows_are_bounded() {
             &[],
         )
         .await
+        .map(client::Answer::parts)
         .unwrap()
     };
     let defaults = proxy::drilldown::discovery::flags::loki_defaults;
     // Within the bounds: every line read and derived (warn, nested).
-    let base = common::start_lokivl_with(&vl.url, |s| s.discovery = defaults()).await;
+    let base = support::start_lokivl_with(&vl.url, |s| s.discovery = defaults()).await;
     assert_eq!(
         counts(&base, q).await,
         expected(&data, false),
         "residue derived row by row"
     );
-    let base = common::start_lokivl_with(&vl.url, |s| {
+    let base = support::start_lokivl_with(&vl.url, |s| {
         s.discovery = defaults();
         s.work.max_rows = 100;
     })
@@ -575,7 +579,7 @@ async fn residue_rows_are_bounded() {
         body.contains("more than 100 entries fall in the query range"),
         "{body}"
     );
-    let base = common::start_lokivl_with(&vl.url, |s| {
+    let base = support::start_lokivl_with(&vl.url, |s| {
         s.discovery = defaults();
         s.backend_options.max_response_bytes = 8000;
     })

@@ -4,12 +4,12 @@
 //! `discover_log_levels: true`) answered for the same push, checked by hand.
 //! Skipped (one printed line) without a VictoriaLogs binary (`LOKIVL_VL_BIN`).
 
-mod common;
+use crate::support;
 
 use std::time::Duration;
 
-use common::backend::{self, VictoriaLogs};
-use common::client::{get, url};
+use crate::support::backend::{self, VictoriaLogs};
+use crate::support::client::{self, url};
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -33,7 +33,7 @@ fn push_body() -> String {
 }
 
 async fn start_lokivl(backend: &str, discovery: logsql_ast::Discovery) -> String {
-    common::start_lokivl_with(backend, |s| s.discovery = discovery).await
+    support::start_lokivl_with(backend, |s| s.discovery = discovery).await
 }
 
 /// The `data` of a metadata answer over the pushed range.
@@ -41,7 +41,10 @@ async fn data(base: &str, path: &str, extra: &[(&str, &str)]) -> Value {
     let (start, end) = (ns(-60), ns(600));
     let mut params: Vec<(&str, &str)> = vec![("start", &start), ("end", &end)];
     params.extend_from_slice(extra);
-    let a = get(&url(base, path, &params), &[]).await.unwrap();
+    let a = client::try_get(&url(base, path, &params), &[])
+        .await
+        .map(client::Answer::parts)
+        .unwrap();
     assert_eq!(a.0, 200, "{path} {extra:?}: {}", a.2);
     let v: Value = serde_json::from_str(&a.2).unwrap();
     v["data"].clone()

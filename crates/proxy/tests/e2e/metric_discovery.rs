@@ -3,12 +3,12 @@
 //! `count_over_time` over streams that never stored `service_name` or
 //! `detected_level`, checked against counts computed from the pushed data.
 
-mod common;
+use crate::support;
 
 use std::collections::BTreeMap;
 
-use common::backend::{self, VictoriaLogs};
-use common::client::{get, url};
+use crate::support::backend::{self, VictoriaLogs};
+use crate::support::client::{self, url};
 use serde_json::{Value, json};
 
 /// 2026-08-22T10:00:00Z.
@@ -105,7 +105,7 @@ fn push_body(data: &[Entry]) -> String {
 }
 
 async fn start_lokivl(backend: &str, discovery: logsql_ast::Discovery) -> String {
-    common::start_lokivl_with(backend, |s| s.discovery = discovery).await
+    support::start_lokivl_with(backend, |s| s.discovery = discovery).await
 }
 
 /// A range query with steps BASE+60 s and BASE+120 s: the first 1m window
@@ -115,7 +115,7 @@ async fn query(base: &str, q: &str) -> Value {
         ((BASE_S + 60) * 1_000_000_000).to_string(),
         ((BASE_S + 120) * 1_000_000_000).to_string(),
     );
-    let (st, _, b) = get(
+    let (st, _, b) = client::try_get(
         &url(
             base,
             "/loki/api/v1/query_range",
@@ -130,6 +130,7 @@ async fn query(base: &str, q: &str) -> Value {
         &[],
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     assert_eq!(st, 200, "{q}: {b}");
     serde_json::from_str(&b).unwrap()
@@ -219,7 +220,7 @@ async fn drilldown_metric_panels_on_real_victorialogs() {
 
     // Without `by`, a series carries the labels of the log answer's stream.
     let metric = query(&base, r#"count_over_time({app="web"}[1m])"#).await;
-    let (st, _, b) = get(
+    let (st, _, b) = client::try_get(
         &url(
             &base,
             "/loki/api/v1/query_range",
@@ -233,6 +234,7 @@ async fn drilldown_metric_panels_on_real_victorialogs() {
         &[],
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     assert_eq!(st, 200, "{b}");
     let logs: Value = serde_json::from_str(&b).unwrap();

@@ -4,19 +4,17 @@
 //! A recording fake checks what is forwarded; with a real VictoriaLogs
 //! (`LOKIVL_VL_BIN`) lines pushed through lokivl are read back through lokivl.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::support::backend::{VictoriaLogs, find_vl_binary};
+use crate::support::client;
+use crate::support::start_lokivl_with as start_lokivl;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::IntoResponse;
-use common::backend::{VictoriaLogs, find_vl_binary};
-use common::client::send;
-use common::start_lokivl_with as start_lokivl;
 
 type Seen = Arc<Mutex<Vec<(String, HeaderMap, Vec<u8>)>>>;
 
@@ -107,13 +105,14 @@ fn snappy_literal(data: &[u8]) -> Vec<u8> {
 async fn push_is_405_unless_enabled() {
     let (vl, seen) = recording_vl().await;
     let base = start_lokivl(&vl, |_| {}).await;
-    let (status, body) = send(
+    let (status, body) = client::send(
         "POST",
         &format!("{base}/loki/api/v1/push"),
         &[("content-type", "application/json")],
         b"{}".to_vec(),
     )
     .await
+    .map(|a| (a.status.as_u16(), a.body))
     .unwrap();
     assert_eq!(status, 405, "{body}");
     assert!(seen.lock().unwrap().is_empty());
@@ -124,7 +123,7 @@ async fn bodies_and_content_headers_pass_through_unchanged() {
     let (vl, seen) = recording_vl().await;
     let base = start_lokivl(&vl, |s| s.enable_push = true).await;
     let json = br#"{"streams":[{"stream":{"app":"a"},"values":[["1","x"]]}]}"#.to_vec();
-    let (status, body) = send(
+    let (status, body) = client::send(
         "POST",
         &format!("{base}/loki/api/v1/push?_stream_fields=app"),
         &[
@@ -134,10 +133,11 @@ async fn bodies_and_content_headers_pass_through_unchanged() {
         json.clone(),
     )
     .await
+    .map(|a| (a.status.as_u16(), a.body))
     .unwrap();
     assert_eq!(status, 204, "{body}");
     let proto = snappy_literal(&push_proto(r#"{app="b"}"#, &[(1, "y")]));
-    let (status, _) = send(
+    let (status, _) = client::send(
         "POST",
         &format!("{base}/loki/api/v1/push"),
         &[
@@ -147,16 +147,18 @@ async fn bodies_and_content_headers_pass_through_unchanged() {
         proto.clone(),
     )
     .await
+    .map(|a| (a.status.as_u16(), a.body))
     .unwrap();
     assert_eq!(status, 204);
     // A body VictoriaLogs rejects keeps its 4xx and text.
-    let (status, body) = send(
+    let (status, body) = client::send(
         "POST",
         &format!("{base}/loki/api/v1/push"),
         &[("content-type", "application/json")],
         b"bad".to_vec(),
     )
     .await
+    .map(|a| (a.status.as_u16(), a.body))
     .unwrap();
     assert_eq!(status, 400);
     assert!(body.contains("cannot parse Loki request"), "{body}");
@@ -184,13 +186,14 @@ async fn oversized_push_is_413() {
         s.limits.max_body_bytes = 100;
     })
     .await;
-    let (status, _) = send(
+    let (status, _) = client::send(
         "POST",
         &format!("{base}/loki/api/v1/push"),
         &[("content-type", "application/json")],
         vec![b' '; 1000],
     )
     .await
+    .map(|a| (a.status.as_u16(), a.body))
     .unwrap();
     assert_eq!(status, 413);
     assert!(seen.lock().unwrap().is_empty());
@@ -218,26 +221,28 @@ async fn pushed_lines_read_back_from_a_real_victorialogs() {
     let json = format!(
         r#"{{"streams":[{{"stream":{{"app":"pushjson"}},"values":[["{t1}","json line one"],["{t2}","json line two"]]}}]}}"#
     );
-    let (status, body) = send(
+    let (status, body) = client::send(
         "POST",
         &format!("{base}/loki/api/v1/push"),
         &[("content-type", "application/json")],
         json.into_bytes(),
     )
     .await
+    .map(|a| (a.status.as_u16(), a.body))
     .unwrap();
     assert_eq!(status, 204, "{body}");
     let proto = snappy_literal(&push_proto(
         r#"{app="pushpb"}"#,
         &[(t1, "proto line one"), (t2, "proto line two")],
     ));
-    let (status, body) = send(
+    let (status, body) = client::send(
         "POST",
         &format!("{base}/loki/api/v1/push"),
         &[("content-type", "application/x-protobuf")],
         proto,
     )
     .await
+    .map(|a| (a.status.as_u16(), a.body))
     .unwrap();
     assert_eq!(status, 204, "{body}");
     vl.flush().await;
@@ -250,13 +255,14 @@ async fn pushed_lines_read_back_from_a_real_victorialogs() {
             .append_pair("start", &(t1 - 1_000_000_000).to_string())
             .append_pair("end", &(now + 1_000_000_000).to_string())
             .finish();
-        let (status, body) = send(
+        let (status, body) = client::send(
             "GET",
             &format!("{base}/loki/api/v1/query_range?{q}"),
             &[],
             Vec::new(),
         )
         .await
+        .map(|a| (a.status.as_u16(), a.body))
         .unwrap();
         assert_eq!(status, 200, "{body}");
         let v: serde_json::Value = serde_json::from_str(&body).unwrap();

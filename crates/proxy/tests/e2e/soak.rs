@@ -15,18 +15,13 @@
 //!   cargo test --release -p proxy --test soak_victorialogs -- --nocapture
 //! ```
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::backend::{VictoriaLogs, find_vl_binary};
-use common::client::{send, send_with};
-use http_body_util::Full;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use crate::support::backend::{VictoriaLogs, find_vl_binary};
+use crate::support::client;
 
 /// lokivl's default response-cache bound (`--cache-max-bytes`, 256 MiB).
 const CACHE_BOUND: u64 = 256 << 20;
@@ -51,8 +46,9 @@ impl Drop for Child {
 }
 
 async fn rss(base: &str) -> Option<u64> {
-    let (_, text) = send("GET", &format!("{base}/metrics"), &[], Vec::new())
+    let (_, text) = client::send("GET", &format!("{base}/metrics"), &[], Vec::new())
         .await
+        .map(|a| (a.status.as_u16(), a.body))
         .ok()?;
     text.lines()
         .find_map(|l| l.strip_prefix("process_resident_memory_bytes "))
@@ -109,13 +105,14 @@ async fn soak_200_clients_mixed_queries() {
             "stream": {"app": format!("app{}", s % 5), "env": if s % 2 == 0 { "prod" } else { "dev" }, "pod": format!("pod-{s}")},
             "values": values,
         }]});
-        let (status, text) = send(
+        let (status, text) = client::send(
             "POST",
             &format!("{}/insert/loki/api/v1/push", vl.url),
             &[("content-type", "application/json")],
             body.to_string().into_bytes(),
         )
         .await
+        .map(|a| (a.status.as_u16(), a.body))
         .unwrap();
         assert!(status == 204 || status == 200, "{status} {text}");
     }
@@ -142,8 +139,9 @@ async fn soak_200_clients_mixed_queries() {
             .expect("start lokivl"),
     );
     let ready = Instant::now();
-    while send("GET", &format!("{base}/ready"), &[], Vec::new())
+    while client::send("GET", &format!("{base}/ready"), &[], Vec::new())
         .await
+        .map(|a| (a.status.as_u16(), a.body))
         .map(|r| r.0)
         != Ok(200)
     {
@@ -266,9 +264,7 @@ async fn soak_200_clients_mixed_queries() {
     let deadline = Instant::now() + Duration::from_secs(secs);
     let outcomes: Arc<Mutex<BTreeMap<(String, u16), u64>>> = Arc::default();
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
-    let client = Client::builder(TokioExecutor::new())
-        .pool_max_idle_per_host(clients as usize)
-        .build_http::<Full<bytes::Bytes>>();
+    let client = client::Client::pooled(clients as usize);
     let mut tasks = Vec::new();
     for c in 0..clients {
         let (urls, outcomes, errors, client, base) = (
@@ -285,7 +281,10 @@ async fn soak_200_clients_mixed_queries() {
             while Instant::now() < deadline {
                 let (kind, path) = &urls[i % urls.len()];
                 i += 13;
-                let r = send_with(&client, "GET", &format!("{base}{path}"), &[], Vec::new()).await;
+                let r = client
+                    .send("GET", &format!("{base}{path}"), &[], Vec::new())
+                    .await
+                    .map(|a| (a.status.as_u16(), a.body));
                 let status = match &r {
                     Ok((s, _)) => *s,
                     Err(_) => 0,

@@ -2,7 +2,7 @@
 //! arrive over the WebSocket within 2 s, in Loki's frame format.
 //! Skipped (one printed line) when `LOKIVL_VL_BIN` is unset.
 
-mod common;
+use crate::support;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -48,8 +48,8 @@ async fn pushed_lines_arrive_within_two_seconds() {
         );
         return;
     }
-    let bin = common::backend::find_vl_binary().expect("LOKIVL_VL_BIN points to a file");
-    let vl = common::backend::VictoriaLogs::start(&bin).await;
+    let bin = support::backend::find_vl_binary().expect("LOKIVL_VL_BIN points to a file");
+    let vl = support::backend::VictoriaLogs::start(&bin).await;
     let old = now_ns() - 30_000_000_000;
     vl.ingest(push_body("tailed", &[(old, "history line".into())]))
         .await;

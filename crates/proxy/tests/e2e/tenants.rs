@@ -2,11 +2,11 @@
 //! label values or series through lokivl; `a|b` sees both, labelled
 //! `__tenant_id__`. Skipped (one printed line) when `LOKIVL_VL_BIN` is unset.
 
-mod common;
+use crate::support;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use common::client;
+use crate::support::client;
 
 async fn push(vl: &str, account: &str, app: &str, secret_label: &str, line: &str, ts: i64) {
     let body = serde_json::json!({"streams": [{
@@ -41,8 +41,8 @@ async fn tenants_are_isolated() {
         );
         return;
     }
-    let bin = common::backend::find_vl_binary().expect("LOKIVL_VL_BIN points to a file");
-    let vl = common::backend::VictoriaLogs::start(&bin).await;
+    let bin = support::backend::find_vl_binary().expect("LOKIVL_VL_BIN points to a file");
+    let vl = support::backend::VictoriaLogs::start(&bin).await;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -65,8 +65,9 @@ async fn tenants_are_isolated() {
         now - 50_000_000_000,
     )
     .await;
-    client::get(&format!("{}/internal/force_flush", vl.url), &[])
+    client::try_get(&format!("{}/internal/force_flush", vl.url), &[])
         .await
+        .map(client::Answer::parts)
         .unwrap();
 
     let dir = std::env::temp_dir().join(format!("lokivl-e2e-tenants-{}", std::process::id()));
@@ -88,8 +89,9 @@ async fn tenants_are_isolated() {
         let url = client::url(&base, path, &params);
         let tenant = tenant.to_owned();
         async move {
-            let (status, _, body) = client::get(&url, &[("X-Scope-OrgID", tenant.as_str())])
+            let (status, _, body) = client::try_get(&url, &[("X-Scope-OrgID", tenant.as_str())])
                 .await
+                .map(client::Answer::parts)
                 .unwrap();
             assert_eq!(status, 200, "{url}: {body}");
             data(&body)
@@ -149,8 +151,9 @@ async fn tenants_are_isolated() {
         params.push(("query", r#"{app=~".+"}"#));
         for path in ["/loki/api/v1/index/volume", "/loki/api/v1/index/stats"] {
             let url = client::url(&base, path, &params);
-            let (status, _, body) = client::get(&url, &[("X-Scope-OrgID", tenant)])
+            let (status, _, body) = client::try_get(&url, &[("X-Scope-OrgID", tenant)])
                 .await
+                .map(client::Answer::parts)
                 .unwrap();
             assert_eq!(status, 200, "{url}: {body}");
             assert!(
@@ -167,11 +170,12 @@ async fn tenants_are_isolated() {
         }
     }
     // The default tenant (0:0) holds nothing.
-    let (status, _, body) = client::get(
+    let (status, _, body) = client::try_get(
         &client::url(&base, "/loki/api/v1/label/app/values", &range),
         &[],
     )
     .await
+    .map(client::Answer::parts)
     .unwrap();
     assert_eq!(status, 200, "{body}");
     let d = data(&body);

@@ -7,9 +7,9 @@
 //! binary's release (`tests/golden/victorialogs-<release>/e2e/`) that
 //! `golden_replay` serves in CI. Without a binary it skips with one line.
 
-mod common;
+use crate::support;
 
-use common::backend::{self, Tap, VictoriaLogs};
+use crate::support::backend::{self, Tap, VictoriaLogs};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_match_the_data_in_a_real_victorialogs() {
@@ -23,14 +23,14 @@ async fn answers_match_the_data_in_a_real_victorialogs() {
         return;
     };
     let vl = VictoriaLogs::start(&bin).await;
-    vl.ingest(common::dataset::push_body(&common::dataset::entries()))
+    vl.ingest(support::dataset::push_body(&support::dataset::entries()))
         .await;
 
     let tap = Tap::recording(&vl.url).await;
-    let lokivl = common::start_lokivl(&tap.url).await;
+    let lokivl = support::start_lokivl(&tap.url).await;
     // Record what VictoriaLogs answered even when a check fails: the golden
     // file holds VictoriaLogs' data, not lokivl's verdicts.
-    let outcome = tokio::spawn(async move { common::checks::run_all(&lokivl).await }).await;
+    let outcome = tokio::spawn(async move { support::checks::run_all(&lokivl).await }).await;
     if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
         let release = backend::release_of(&bin);
         backend::write_golden(&release, &tap.recorded());

@@ -13,13 +13,13 @@
 //! metric query errors exactly when its reach (the steps' windows, not the
 //! split windows') touches a band.
 
-mod common;
+use crate::support;
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use common::backend::VictoriaLogs;
-use common::client::{get, url};
+use crate::support::backend::VictoriaLogs;
+use crate::support::client::{self, url};
 use serde_json::{Value, json};
 
 /// 2025-01-15T00:00:00Z in nanoseconds: the first entry is a little after it.
@@ -229,8 +229,9 @@ async fn ask(base: &str, c: &Case) -> (u16, String) {
         params.push(("direction", d.to_owned()));
     }
     let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let (status, _, body) = get(&url(base, c.path, &params), &[])
+    let (status, _, body) = client::try_get(&url(base, c.path, &params), &[])
         .await
+        .map(client::Answer::parts)
         .expect("lokivl answers");
     let data = body
         .split(",\"stats\":")
@@ -280,14 +281,14 @@ async fn split_answers_equal_unsplit_answers() {
     let mut split = Vec::new();
     for s in INTERVALS_S {
         split.push(
-            common::start_lokivl_with(&vl.url, |c| {
+            support::start_lokivl_with(&vl.url, |c| {
                 c.cache.windows.interval = Duration::from_secs(s);
                 c.discovery = proxy::drilldown::discovery::flags::loki_defaults();
             })
             .await,
         );
     }
-    let whole = common::start_lokivl_with(&vl.url, |c| {
+    let whole = support::start_lokivl_with(&vl.url, |c| {
         c.cache.max_bytes = 0;
         c.discovery = proxy::drilldown::discovery::flags::loki_defaults();
     })

@@ -6,12 +6,12 @@
 //! tokio's paused clock); the bounds asserted are generous, never performance
 //! figures.
 
-mod fault_common;
-
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use fault_common::*;
+use crate::support::client::{Answer, get_within};
+use crate::support::faulty_vl::*;
+use crate::support::lokivl::start_proxy;
 
 const HEALTHY: fn() -> Mode = || Mode::Healthy(format!("{LINE}\n"));
 /// The most any single faulty request may take: the 600 ms deadline plus slack for a busy CI box.
@@ -22,7 +22,7 @@ const RECOVERY_BOUND: Duration = Duration::from_secs(5);
 async fn recovers(base: &str) -> Duration {
     let started = Instant::now();
     loop {
-        if let Some(a) = get(&query_url(base), &[], Duration::from_secs(2)).await
+        if let Ok(a) = get_within(&query_url(base), &[], Duration::from_secs(2)).await
             && a.status == 200
         {
             assert!(a.body.contains("hello"), "{}", a.body);
@@ -39,9 +39,9 @@ async fn recovers(base: &str) -> Duration {
 /// Sends one query and checks status, a text fragment and the time bound.
 async fn expect(base: &str, status: u16, fragment: &str) -> Answer {
     let started = Instant::now();
-    let a = get(&query_url(base), &[], FAULT_BOUND + Duration::from_secs(1))
+    let a = get_within(&query_url(base), &[], FAULT_BOUND + Duration::from_secs(1))
         .await
-        .unwrap_or_else(|| panic!("no answer within {FAULT_BOUND:?}"));
+        .unwrap_or_else(|_| panic!("no answer within {FAULT_BOUND:?}"));
     assert!(
         started.elapsed() < FAULT_BOUND,
         "took {:?}",
@@ -62,14 +62,14 @@ async fn expect(base: &str, status: u16, fragment: &str) -> Answer {
 
 #[tokio::test]
 async fn healthy_backend_answers() {
-    let vl = FakeVl::start(HEALTHY()).await;
+    let vl = FaultyVl::start(HEALTHY()).await;
     let base = start_proxy(settings(&vl.url())).await;
     recovers(&base).await;
 }
 
 #[tokio::test]
 async fn killed_backend_is_502_then_breaker_503_then_recovers() {
-    let vl = FakeVl::start(HEALTHY()).await;
+    let vl = FaultyVl::start(HEALTHY()).await;
     let base = start_proxy(settings(&vl.url())).await;
     recovers(&base).await;
     vl.kill();
@@ -83,7 +83,7 @@ async fn killed_backend_is_502_then_breaker_503_then_recovers() {
     assert_eq!(a.headers.get("retry-after").unwrap(), "1");
     assert!(!a.body.contains("timeout"), "{}", a.body);
     // /ready follows.
-    let ready = get(&format!("{base}/ready"), &[], FAULT_BOUND)
+    let ready = get_within(&format!("{base}/ready"), &[], FAULT_BOUND)
         .await
         .unwrap();
     assert_eq!(ready.status, 503);
@@ -93,7 +93,7 @@ async fn killed_backend_is_502_then_breaker_503_then_recovers() {
 
 #[tokio::test]
 async fn hung_backend_is_504_with_timeout_then_recovers() {
-    let vl = FakeVl::start(Mode::Hung).await;
+    let vl = FaultyVl::start(Mode::Hung).await;
     let base = start_proxy(settings(&vl.url())).await;
     let a = expect(&base, 504, "timeout").await;
     assert!(a.body.contains("VictoriaLogs"), "{}", a.body);
@@ -104,7 +104,7 @@ async fn hung_backend_is_504_with_timeout_then_recovers() {
 #[tokio::test]
 async fn slow_body_is_504_then_recovers() {
     // 20 lines, one byte every 5 ms: about 10 s, far past the 600 ms deadline.
-    let vl = FakeVl::start(Mode::Slow(5)).await;
+    let vl = FaultyVl::start(Mode::Slow(5)).await;
     let base = start_proxy(settings(&vl.url())).await;
     expect(&base, 504, "timeout").await;
     vl.set(HEALTHY());
@@ -113,7 +113,7 @@ async fn slow_body_is_504_then_recovers() {
 
 #[tokio::test]
 async fn garbage_ndjson_is_502_then_recovers() {
-    let vl = FakeVl::start(Mode::Garbage).await;
+    let vl = FaultyVl::start(Mode::Garbage).await;
     let base = start_proxy(settings(&vl.url())).await;
     let a = expect(&base, 502, "VictoriaLogs failed").await;
     assert!(!a.body.contains("timeout"), "{}", a.body);
@@ -123,7 +123,7 @@ async fn garbage_ndjson_is_502_then_recovers() {
 
 #[tokio::test]
 async fn truncated_body_is_502_then_recovers() {
-    let vl = FakeVl::start(Mode::Truncated).await;
+    let vl = FaultyVl::start(Mode::Truncated).await;
     let base = start_proxy(settings(&vl.url())).await;
     let a = expect(&base, 502, "VictoriaLogs failed").await;
     assert!(
@@ -140,7 +140,7 @@ async fn truncated_body_is_502_then_recovers() {
 async fn oversized_answer_is_lokis_bytes_limit_not_a_5xx() {
     let body = format!("{LINE}\n").repeat(100);
     let size = body.len();
-    let vl = FakeVl::start(Mode::Healthy(body)).await;
+    let vl = FaultyVl::start(Mode::Healthy(body)).await;
     let mut s = settings(&vl.url());
     s.backend_options.max_response_bytes = 1000;
     let base = start_proxy(s).await;
@@ -163,7 +163,7 @@ async fn oversized_answer_is_lokis_bytes_limit_not_a_5xx() {
         )
         .append_pair("time", "1787392800000000000")
         .finish();
-    let a = get(
+    let a = get_within(
         &format!("{base}/loki/api/v1/query?{q}"),
         &[],
         FAULT_BOUND + Duration::from_secs(1),
@@ -180,7 +180,7 @@ async fn oversized_answer_is_lokis_bytes_limit_not_a_5xx() {
 
 #[tokio::test]
 async fn query_timeout_is_504_with_lokis_text() {
-    let vl = FakeVl::start(Mode::Hung).await;
+    let vl = FaultyVl::start(Mode::Hung).await;
     let mut s = settings(&vl.url());
     s.backend_timeout = Duration::from_secs(30);
     s.limits.query_timeout = Duration::from_millis(300);
@@ -196,7 +196,7 @@ async fn query_timeout_is_504_with_lokis_text() {
 
 #[tokio::test]
 async fn full_backend_queue_is_503_with_retry_after() {
-    let vl = FakeVl::start(Mode::Hung).await;
+    let vl = FaultyVl::start(Mode::Hung).await;
     let mut s = settings(&vl.url());
     s.backend_timeout = Duration::from_secs(5);
     s.backend_options.concurrency = 1;
@@ -207,12 +207,14 @@ async fn full_backend_queue_is_503_with_retry_after() {
     for _ in 0..2 {
         let url = query_url(&base);
         held.push(tokio::spawn(async move {
-            get(&url, &[], Duration::from_secs(10)).await
+            get_within(&url, &[], Duration::from_secs(10)).await
         }));
     }
     let started = Instant::now();
     let refused = loop {
-        let a = get(&query_url(&base), &[], FAULT_BOUND).await.unwrap();
+        let a = get_within(&query_url(&base), &[], FAULT_BOUND)
+            .await
+            .unwrap();
         if a.status == 503 {
             break a;
         }
@@ -232,15 +234,15 @@ async fn full_backend_queue_is_503_with_retry_after() {
 
 #[tokio::test]
 async fn client_disconnect_cancels_the_backend_call_and_counts_499() {
-    let vl = FakeVl::start(Mode::Hung).await;
+    let vl = FaultyVl::start(Mode::Hung).await;
     let mut s = settings(&vl.url());
     s.backend_timeout = Duration::from_secs(30);
     let base = start_proxy(s).await;
     // The client gives up after 300 ms; its connection closes.
     assert!(
-        get(&query_url(&base), &[], Duration::from_millis(300))
+        get_within(&query_url(&base), &[], Duration::from_millis(300))
             .await
-            .is_none()
+            .is_err()
     );
     let started = Instant::now();
     while vl.closed_while_hung.load(Ordering::SeqCst) == 0 {
@@ -250,7 +252,7 @@ async fn client_disconnect_cancels_the_backend_call_and_counts_499() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let metrics = get(&format!("{base}/metrics"), &[], FAULT_BOUND)
+    let metrics = get_within(&format!("{base}/metrics"), &[], FAULT_BOUND)
         .await
         .unwrap();
     assert!(

@@ -6,8 +6,6 @@
 //! which go over TCP. VictoriaLogs is a closed port: a case that wrongly
 //! passes validation shows up as a 502/503 and fails the suite.
 
-mod fault_common;
-
 use axum::body::Body;
 use http::Request;
 use http_body_util::BodyExt;
@@ -415,7 +413,7 @@ async fn percent_encoded_invalid_utf8_is_a_4xx() {
 #[tokio::test]
 async fn raw_invalid_bytes_and_oversized_requests_are_4xx() {
     let settings = proxy::config::Settings::new("http://127.0.0.1:1").unwrap();
-    let base = fault_common::start_proxy(settings).await;
+    let base = crate::support::lokivl::start_proxy(settings).await;
     let targets: Vec<Vec<u8>> = vec![
         b"/loki/api/v1/query_range?query=\xff\xfe".to_vec(),
         b"/loki/api/v1/query_range?query={app=\"\xc3\x28\"}".to_vec(),
@@ -426,7 +424,7 @@ async fn raw_invalid_bytes_and_oversized_requests_are_4xx() {
         format!("/loki/api/v1/labels?{}", "x=1&".repeat(20_000)).into_bytes(),
     ];
     for t in targets {
-        let (status, body) = fault_common::raw_get(&base, &t).await;
+        let (status, body) = crate::support::client::raw_get(&base, &t).await;
         assert!(
             (400..500).contains(&status),
             "{:?}: {status} {body}",
@@ -439,7 +437,7 @@ async fn raw_invalid_bytes_and_oversized_requests_are_4xx() {
         "POST /loki/api/v1/query_range HTTP/1.1\r\nHost: x\r\nConnection: close\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
-    let (status, text) = fault_common::raw(&base, req.as_bytes()).await;
+    let (status, text) = crate::support::client::raw(&base, req.as_bytes()).await;
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("input size too long"), "{text}");
 }

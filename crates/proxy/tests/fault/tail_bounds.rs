@@ -7,18 +7,17 @@
 //! and on what a client may send, and the tail's VictoriaLogs call counted
 //! by the shared circuit breaker.
 
-mod tail_common;
-
 use std::time::Duration;
 
+use crate::support::lokivl::start_bounded;
+use crate::support::tail::*;
 use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
-use tail_common::*;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 /// A fake that floods each tail with `rows` rows of about 1 KiB, all live.
-async fn flooding_fake(rows: usize) -> FakeVl {
+async fn flooding_fake(rows: usize) -> TailVl {
     let chunk = Bytes::from(row(now_secs() + 3600, 1000));
     start_fake(TailAnswer::Repeat { chunk, times: rows }).await
 }
@@ -36,7 +35,7 @@ async fn admitted_within(addr: &str, tenant: &str, wait: Duration) -> bool {
 }
 
 /// A fake whose tails bring nothing new: only pings go to the clients.
-async fn quiet_fake() -> FakeVl {
+async fn quiet_fake() -> TailVl {
     start_fake(TailAnswer::Repeat {
         chunk: Bytes::new(),
         times: 0,
@@ -49,7 +48,7 @@ async fn hundreds_of_tails_that_never_read_are_disconnected_and_ready_answers() 
     const TAILS: usize = 200;
     const WRITE_TIMEOUT: Duration = Duration::from_secs(3);
     let vl = quiet_fake().await;
-    let addr = start_lokivl(&vl.url, |s| {
+    let addr = start_bounded(&vl.url, |s| {
         s.tail.max_concurrent = TAILS;
         s.tail.max_concurrent_total = TAILS;
         s.tail.write_timeout = WRITE_TIMEOUT;
@@ -102,7 +101,7 @@ async fn hundreds_of_tails_that_never_read_are_disconnected_and_ready_answers() 
 async fn a_client_that_reads_keeps_a_quiet_tail_past_the_write_timeout() {
     const PINGS: usize = 5;
     let vl = quiet_fake().await;
-    let addr = start_lokivl(&vl.url, |s| {
+    let addr = start_bounded(&vl.url, |s| {
         s.tail.write_timeout = Duration::from_secs(1);
     })
     .await;
@@ -122,7 +121,7 @@ async fn a_client_that_reads_keeps_a_quiet_tail_past_the_write_timeout() {
 async fn a_client_that_talks_but_never_reads_is_disconnected_when_a_write_stalls() {
     // 6 MiB of entries: more than the socket buffers hold.
     let vl = flooding_fake(6_000).await;
-    let addr = start_lokivl(&vl.url, |s| {
+    let addr = start_bounded(&vl.url, |s| {
         s.tail.max_concurrent_total = 1;
         s.tail.write_timeout = Duration::from_secs(1);
         s.server.write_timeout = Duration::from_secs(3600);
@@ -153,7 +152,7 @@ async fn a_client_that_talks_but_never_reads_is_disconnected_when_a_write_stalls
 #[tokio::test]
 async fn max_duration_ends_a_tail_whose_client_is_stuck() {
     let vl = flooding_fake(6_000).await;
-    let addr = start_lokivl(&vl.url, |s| {
+    let addr = start_bounded(&vl.url, |s| {
         s.tail.max_concurrent_total = 1;
         s.tail.max_duration = Duration::from_secs(2);
         // Far longer than the test: only the max duration can end the tail.
@@ -173,7 +172,7 @@ async fn max_duration_ends_a_tail_whose_client_is_stuck() {
 #[tokio::test]
 async fn the_cap_over_all_tenants() {
     let vl = quiet_fake().await;
-    let addr = start_lokivl(&vl.url, |s| s.tail.max_concurrent_total = 2).await;
+    let addr = start_bounded(&vl.url, |s| s.tail.max_concurrent_total = 2).await;
     let mut a = connect(&addr, "1").await.unwrap();
     let _b = connect(&addr, "2").await.unwrap();
     // Both run (a ping each), so the third is over the cap.
@@ -207,7 +206,7 @@ async fn a_row_over_the_line_bound_closes_the_tail_with_1011() {
         times: 25,
     })
     .await;
-    let addr = start_lokivl(&vl.url, |s| s.tail.max_line_bytes = 64 << 10).await;
+    let addr = start_bounded(&vl.url, |s| s.tail.max_line_bytes = 64 << 10).await;
     let mut ws = connect(&addr, "1").await.unwrap();
     let (code, reason) = close_of(next(&mut ws, Duration::from_secs(10)).await);
     assert_eq!(code, CloseCode::Error);
@@ -224,7 +223,7 @@ async fn a_complete_row_over_the_line_bound_closes_the_tail_too() {
         times: 1,
     })
     .await;
-    let addr = start_lokivl(&vl.url, |s| s.tail.max_line_bytes = 64 << 10).await;
+    let addr = start_bounded(&vl.url, |s| s.tail.max_line_bytes = 64 << 10).await;
     let mut ws = connect(&addr, "1").await.unwrap();
     let (code, reason) = close_of(next(&mut ws, Duration::from_secs(10)).await);
     assert_eq!(code, CloseCode::Error);
@@ -241,7 +240,7 @@ async fn rows_under_the_line_bound_are_delivered() {
         times: 1,
     })
     .await;
-    let addr = start_lokivl(&vl.url, |s| s.tail.max_line_bytes = 64 << 10).await;
+    let addr = start_bounded(&vl.url, |s| s.tail.max_line_bytes = 64 << 10).await;
     let mut ws = connect(&addr, "1").await.unwrap();
     let Message::Text(t) = next(&mut ws, Duration::from_secs(10)).await else {
         panic!("an entry frame expected")
@@ -256,7 +255,7 @@ async fn rows_under_the_line_bound_are_delivered() {
 #[tokio::test]
 async fn a_client_message_over_64_kib_closes_with_1009() {
     let vl = quiet_fake().await;
-    let addr = start_lokivl(&vl.url, |_| {}).await;
+    let addr = start_bounded(&vl.url, |_| {}).await;
     let mut ws = connect(&addr, "1").await.unwrap();
     // Small messages are read and ignored, as Loki does.
     ws.send(Message::Text("hello".into())).await.unwrap();
@@ -271,7 +270,7 @@ async fn a_client_message_over_64_kib_closes_with_1009() {
 #[tokio::test]
 async fn the_tail_call_counts_towards_the_shared_circuit_breaker() {
     let vl = start_fake(TailAnswer::Refuse(500, "disk on fire")).await;
-    let addr = start_lokivl(&vl.url, |s| {
+    let addr = start_bounded(&vl.url, |s| {
         s.backend_options.breaker_failures = 1;
         s.backend_options.breaker_cooldown = Duration::from_secs(600);
     })
@@ -295,7 +294,7 @@ async fn the_tail_call_counts_towards_the_shared_circuit_breaker() {
 #[tokio::test]
 async fn an_open_tail_holds_a_connection_slot_until_it_closes() {
     let vl = quiet_fake().await;
-    let addr = start_lokivl(&vl.url, |s| s.server.max_connections = 1).await;
+    let addr = start_bounded(&vl.url, |s| s.server.max_connections = 1).await;
     let mut ws = connect(&addr, "1").await.unwrap();
     assert!(matches!(
         tokio::time::timeout(

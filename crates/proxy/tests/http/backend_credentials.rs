@@ -2,20 +2,20 @@
 //! auth, and the password shows nowhere: not in error answers, `/ready`,
 //! `/metrics`, the startup line, the access log, or a startup error.
 
-mod http_common;
-
 use std::io::Read as _;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::client::get;
+use crate::support::client::qs;
+use crate::support::lokivl::start_proxy;
 use axum::Router;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::routing::post;
 use clap::Parser as _;
 use http::StatusCode;
-use http_common::{get, qs, start_proxy};
 
 const SECRET: &str = "s3cr%2Ft";
 

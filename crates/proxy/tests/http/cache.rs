@@ -1,12 +1,15 @@
 //! The response cache at the edge: in-flight deduplication, stored answers for
 //! closed ranges, isolation by tenant and response shape, and the byte bound.
 
-mod http_common;
-
 use std::time::Duration;
 
+use crate::support::client::get;
+use crate::support::client::get_with;
+use crate::support::client::qs;
+use crate::support::fake_vl::Canned;
+use crate::support::fake_vl::fake_vl;
+use crate::support::lokivl::start_proxy;
 use http::StatusCode;
-use http_common::{Canned, fake_vl, get, get_with, qs, start_proxy};
 
 const ROW: &str = r#"{"_time":"2025-01-15T10:00:00Z","_stream_id":"x","_stream":"{app=\"api\"}","_msg":"hello","app":"api"}"#;
 
@@ -20,11 +23,11 @@ fn closed(query: &str) -> String {
     ])
 }
 
-fn count(vl: &http_common::FakeVl, path: &str) -> usize {
+fn count(vl: &crate::support::fake_vl::FakeVl, path: &str) -> usize {
     vl.requests().iter().filter(|r| r.path == path).count()
 }
 
-async fn proxy_for(vl: &http_common::FakeVl, max_bytes: u64) -> String {
+async fn proxy_for(vl: &crate::support::fake_vl::FakeVl, max_bytes: u64) -> String {
     let mut settings = proxy::config::Settings::new(&format!("http://{}", vl.addr)).unwrap();
     settings.cache.max_bytes = max_bytes;
     start_proxy(settings).await
@@ -85,7 +88,7 @@ async fn closed_ranges_are_served_from_stored_bytes() {
         ("start", "1736935000000000000"),
         ("query", r#"{app="api"}"#),
     ]);
-    let posted = http_common::request(
+    let posted = crate::support::client::request(
         http::Method::POST,
         &format!("{base}/loki/api/v1/query_range"),
         &body,
@@ -233,7 +236,7 @@ async fn echo_vl() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
 }
 
 /// The one log line of a streams answer.
-fn line(a: &http_common::Answer) -> String {
+fn line(a: &crate::support::client::Answer) -> String {
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     a.json()["data"]["result"][0]["values"][0][1]
         .as_str()
@@ -322,7 +325,7 @@ async fn a_form_body_comes_before_the_url_in_key_and_handler_alike() {
             qs(&[("start", url_start)])
         );
         let ct = ct.to_owned();
-        async move { http_common::request(http::Method::POST, &url, &body, &ct).await }
+        async move { crate::support::client::request(http::Method::POST, &url, &body, &ct).await }
     };
     const FORM: &str = "application/x-www-form-urlencoded";
     // A: body start=late, URL start=early: the handler reads `late`.
@@ -339,7 +342,7 @@ async fn a_form_body_comes_before_the_url_in_key_and_handler_alike() {
     // A body that is not a form is ignored by the handler, as by Loki, and
     // so by the key: not A (which has the same pairs), but the URL alone.
     let url_early = format!("{base}/loki/api/v1/query_range?start={early}&{rest}");
-    let text = http_common::request(
+    let text = crate::support::client::request(
         http::Method::POST,
         &url_early,
         &format!("start={late}"),
@@ -362,7 +365,7 @@ async fn encoding_flags_are_read_from_the_first_header_value_by_key_and_handler_
         closed(r#"{app="api"}"#)
     );
     const F: &str = "X-Loki-Response-Encoding-Flags";
-    let flags = |a: &http_common::Answer| a.json()["data"].get("encodingFlags").cloned();
+    let flags = |a: &crate::support::client::Answer| a.json()["data"].get("encodingFlags").cloned();
     // A: `other` then `categorize-labels`: Loki reads `other` only.
     let a = get_with(&url, &[(F, "other"), (F, "categorize-labels")]).await;
     assert_eq!(flags(&a), None);
@@ -438,17 +441,17 @@ async fn a_long_form_body_reaches_the_handler_whole() {
         ("limit", "10"),
         ("pad", &pad),
     ]);
-    let a = http_common::request(http::Method::POST, &url, &body, FORM).await;
+    let a = crate::support::client::request(http::Method::POST, &url, &body, FORM).await;
     assert!(line(&a).contains(&needle));
     assert_eq!(calls(&c), 1);
     // Kept and found again under the same key.
-    let again = http_common::request(http::Method::POST, &url, &body, FORM).await;
+    let again = crate::support::client::request(http::Method::POST, &url, &body, FORM).await;
     assert_eq!(again.body, a.body);
     assert_eq!(calls(&c), 1);
     // A 300 KiB query gets Loki's parser bound, not `unexpected $end`.
     let long = format!(r#"{{app="api"}} |= "{}""#, "n".repeat(300 * 1024));
     let body = qs(&[("query", &long), ("limit", "10")]);
-    let a = http_common::request(http::Method::POST, &url, &body, FORM).await;
+    let a = crate::support::client::request(http::Method::POST, &url, &body, FORM).await;
     assert_eq!(
         a.assert_error(StatusCode::BAD_REQUEST),
         "parse error : input size too long (307217 > 131072)"
@@ -470,11 +473,14 @@ async fn a_form_body_over_10_mib_gets_lokis_answer_with_or_without_the_cache() {
             format!("{head}{}", "a".repeat(n - head.len()))
         };
         // Exactly 10 MiB is read.
-        let a = http_common::request(http::Method::POST, &url, &pad(10 << 20), FORM).await;
+        let a =
+            crate::support::client::request(http::Method::POST, &url, &pad(10 << 20), FORM).await;
         assert_eq!(a.status, StatusCode::OK, "{max_bytes}: {}", a.body);
         assert_eq!(calls(&c), 1);
         // One byte more is Loki's 400.
-        let a = http_common::request(http::Method::POST, &url, &pad((10 << 20) + 1), FORM).await;
+        let a =
+            crate::support::client::request(http::Method::POST, &url, &pad((10 << 20) + 1), FORM)
+                .await;
         assert_eq!(
             a.assert_error(StatusCode::BAD_REQUEST),
             "http: POST too large",

@@ -4,14 +4,14 @@
 //! again. `proxy::backend::dialect` has the rules; the live suites check
 //! the values against real v1.26 and v1.51 servers.
 
-mod http_common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::client::*;
+use crate::support::fake_vl::*;
+use crate::support::lokivl::start_proxy;
 use axum::http::StatusCode;
-use http_common::*;
 use serde_json::json;
 
 const S: i64 = 1_000_000_000;

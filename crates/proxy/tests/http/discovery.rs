@@ -1,10 +1,10 @@
 //! Loki's label discovery (`service_name`, `detected_level`) in log query
 //! answers, end to end against a fake VictoriaLogs.
 
-mod http_common;
-
+use crate::support::client::*;
+use crate::support::fake_vl::*;
+use crate::support::lokivl::start_proxy;
 use axum::http::StatusCode;
-use http_common::*;
 use proxy::drilldown::discovery::flags::loki_defaults;
 use serde_json::json;
 

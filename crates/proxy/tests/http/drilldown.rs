@@ -1,9 +1,8 @@
 //! Drilldown metadata endpoints against a fake VictoriaLogs: the exact
 //! requests lokivl sends and the exact answers it derives.
 
-mod http_common;
-
-use http_common::*;
+use crate::support::client::*;
+use crate::support::fake_vl::*;
 
 const START: &str = "2026-08-22T09:00:00.000Z";
 const END: &str = "2026-08-22T10:00:00.000Z";

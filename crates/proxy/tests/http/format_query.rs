@@ -2,10 +2,9 @@
 //! content type and body bytes that a real Loki v3.7.8 sent, as recorded in
 //! logql-parser's golden file (see crates/logql-parser/tests/format_query.rs).
 
-mod http_common;
-
+use crate::support::client::*;
+use crate::support::fake_vl::*;
 use axum::http::{Method, StatusCode};
-use http_common::*;
 
 #[derive(serde::Deserialize)]
 struct Row {

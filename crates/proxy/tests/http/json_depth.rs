@@ -4,10 +4,9 @@
 //! lokivl had overflowed a worker's stack on it and aborted the process.
 //! Loki answers the same labels (it has no depth limit).
 
-mod http_common;
-
+use crate::support::client::*;
+use crate::support::fake_vl::*;
 use axum::http::StatusCode;
-use http_common::*;
 use serde_json::json;
 
 /// Levels of `{"a":` around `{"b":"x"}`: 800 kB of escaped line.

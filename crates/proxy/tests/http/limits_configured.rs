@@ -2,10 +2,10 @@
 //! with non-default values, through the router: Loki's texts carry the
 //! configured values, 0 disables, and drilldown-limits reports them.
 
-mod http_common;
-
+use crate::support::client::*;
+use crate::support::fake_vl::*;
+use crate::support::lokivl::start_proxy;
 use axum::http::StatusCode;
-use http_common::*;
 use proxy::config::{Config, Settings};
 
 const HOUR_NS: i64 = 3_600_000_000_000;

@@ -1,9 +1,8 @@
 //! `labels`, `label/{name}/values` and `series` end to end against a fake VictoriaLogs.
 
-mod http_common;
-
+use crate::support::client::*;
+use crate::support::fake_vl::*;
 use axum::http::{Method, StatusCode};
-use http_common::*;
 
 fn range() -> Vec<(&'static str, String)> {
     vec![("start", START_NS.to_string()), ("end", END_NS.to_string())]

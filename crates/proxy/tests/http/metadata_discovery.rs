@@ -2,10 +2,10 @@
 //! on: `service_name` is listed, its values are derived per stream, series
 //! carry it and selectors match its derived value (fake VictoriaLogs).
 
-mod http_common;
-
+use crate::support::client::*;
+use crate::support::fake_vl::*;
+use crate::support::lokivl::start_proxy;
 use axum::http::StatusCode;
-use http_common::*;
 use proxy::drilldown::discovery::flags::loki_defaults;
 use serde_json::json;
 

@@ -1,10 +1,9 @@
 //! Metric queries end to end against a fake VictoriaLogs: the exact stats
 //! requests lokivl sends and the exact Loki JSON it answers.
 
-mod http_common;
-
+use crate::support::client::*;
+use crate::support::fake_vl::*;
 use axum::http::{Method, StatusCode};
-use http_common::*;
 use serde_json::json;
 
 const S: i64 = 1_000_000_000;

@@ -2,12 +2,12 @@
 //! `detected_level`), end to end against a fake VictoriaLogs: what lokivl
 //! asks for and the series it answers.
 
-mod http_common;
-
 use std::sync::{Arc, Mutex};
 
+use crate::support::client::*;
+use crate::support::fake_vl::*;
+use crate::support::lokivl::start_proxy;
 use axum::http::StatusCode;
-use http_common::*;
 use proxy::drilldown::discovery::flags::loki_defaults;
 use serde_json::json;
 

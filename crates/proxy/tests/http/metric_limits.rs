@@ -1,9 +1,9 @@
 //! The series limit of metric answers, per router (the request context carries it).
 
-mod http_common;
-
+use crate::support::client::*;
+use crate::support::fake_vl::*;
+use crate::support::lokivl::start_proxy;
 use axum::http::StatusCode;
-use http_common::*;
 
 #[tokio::test]
 async fn more_series_than_the_limit_is_lokis_error_not_a_cut() {

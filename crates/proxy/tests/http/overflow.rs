@@ -4,12 +4,10 @@
 //! release builds keep them on for the proxy crate, so a wrap anywhere on the
 //! request path fails this suite.
 
-mod http_common;
-
+use crate::support::client::qs;
 use axum::body::Body;
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
-use http_common::qs;
 use tower::ServiceExt;
 
 const TIMES: &[&str] = &[

@@ -1,9 +1,8 @@
 //! `query_range` and `query` end to end against a fake VictoriaLogs.
 
-mod http_common;
-
+use crate::support::client::*;
+use crate::support::fake_vl::*;
 use axum::http::{Method, StatusCode};
-use http_common::*;
 use serde_json::json;
 
 /// Three entries in two VictoriaLogs streams; one carries structured metadata.

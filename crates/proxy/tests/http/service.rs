@@ -1,11 +1,11 @@
 //! Service endpoints and backend failure paths, end to end.
 
-mod http_common;
-
 use std::time::Duration;
 
+use crate::support::client::*;
+use crate::support::fake_vl::*;
+use crate::support::lokivl::start_proxy;
 use axum::http::{Method, StatusCode};
-use http_common::*;
 
 fn log_range(base: &str) -> String {
     format!(

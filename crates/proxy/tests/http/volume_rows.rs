@@ -2,9 +2,8 @@
 //! bucket, dotted stream label names, escaped values and level fields are
 //! decoded into the same answer Loki's index would give.
 
-mod http_common;
-
-use http_common::*;
+use crate::support::client::*;
+use crate::support::fake_vl::*;
 
 const START_NS: &str = "1787389200000000000";
 const END_NS: &str = "1787389320000000000";

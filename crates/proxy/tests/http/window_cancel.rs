@@ -6,15 +6,16 @@
 //! The fake VictoriaLogs holds every call until released and counts the calls
 //! whose connection lokivl dropped before the answer.
 
-mod http_common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::client::get;
+use crate::support::client::qs;
+use crate::support::fake_vl::START_NS;
+use crate::support::lokivl::start_proxy;
 use axum::Router;
 use axum::extract::{Form, State};
-use http_common::{START_NS, get, qs, start_proxy};
 
 const HOUR: i64 = 3_600_000_000_000;
 const BOUND: Duration = Duration::from_secs(10);
@@ -55,7 +56,7 @@ async fn answer(
         .iter()
         .any(|(k, v)| k == "query" && v == proxy::backend::dialect::PROBE)
     {
-        return http_common::PROBE_V151.to_owned();
+        return crate::support::fake_vl::PROBE_V151.to_owned();
     }
     let start: i64 = form
         .iter()

@@ -6,15 +6,15 @@
 //! (inclusive), the `limit` arg (newest N) and a trailing `sort by (_time)
 //! limit N` (oldest N), answering in a scrambled order as VictoriaLogs may.
 
-mod http_common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::client::get_with;
+use crate::support::client::qs;
+use crate::support::lokivl::start_proxy;
 use axum::Router;
 use axum::extract::{Form, State};
 use http::StatusCode;
-use http_common::{get_with, qs, start_proxy};
 
 const HOUR: i64 = 3_600_000_000_000;
 const MIN: i64 = 60_000_000_000;
@@ -321,9 +321,9 @@ async fn windows_are_not_shared_between_tenants() {
 
 #[tokio::test]
 async fn metadata_refreshes_within_a_bucket_share_one_backend_call() {
-    let vl = http_common::fake_vl(vec![(
+    let vl = crate::support::fake_vl::fake_vl(vec![(
         "/select/logsql/stream_field_names",
-        http_common::Canned::ok(r#"{"values":[{"value":"app","hits":1}]}"#),
+        crate::support::fake_vl::Canned::ok(r#"{"values":[{"value":"app","hits":1}]}"#),
     )])
     .await;
     let mut settings = proxy::config::Settings::new(&format!("http://{}", vl.addr)).unwrap();

@@ -138,6 +138,11 @@ fn free_port() -> u16 {
 impl VictoriaLogs {
     /// Starts VictoriaLogs with a fresh data directory and waits until it is healthy.
     pub async fn start(bin: &Path) -> VictoriaLogs {
+        Self::start_with(bin, &[]).await
+    }
+
+    /// [`VictoriaLogs::start`] with extra command-line `flags`.
+    pub async fn start_with(bin: &Path, flags: &[&str]) -> VictoriaLogs {
         let port = free_port();
         let data_dir =
             std::env::temp_dir().join(format!("lokivl-e2e-{}-{port}", std::process::id()));
@@ -147,6 +152,7 @@ impl VictoriaLogs {
             .arg(format!("-storageDataPath={}", data_dir.display()))
             .arg("-retentionPeriod=100y")
             .arg("-loggerLevel=ERROR")
+            .args(flags)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -156,8 +162,11 @@ impl VictoriaLogs {
             url: format!("http://127.0.0.1:{port}"),
             data_dir,
         };
-        for _ in 0..100 {
-            if let Ok((200, _, _)) = client::get(&format!("{}/health", vl.url), &[]).await {
+        for _ in 0..200 {
+            let health = format!("{}/health", vl.url);
+            if let Ok(a) = client::get_within(&health, &[], Duration::from_secs(1)).await
+                && a.status == 200
+            {
                 return vl;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -167,37 +176,36 @@ impl VictoriaLogs {
 
     /// Makes everything pushed so far searchable.
     pub async fn flush(&self) {
-        let (status, _, _) = client::get(&format!("{}/internal/force_flush", self.url), &[])
+        let a = client::try_get(&format!("{}/internal/force_flush", self.url), &[])
             .await
             .expect("flush VictoriaLogs");
-        assert_eq!(status, 200);
+        assert_eq!(a.status, 200);
     }
 
-    /// Pushes a Loki JSON body, keeping messages raw, and makes it searchable.
     /// Pushes a Loki JSON body into VictoriaLogs tenant `account`:0 and flushes.
-    #[allow(dead_code)]
     pub async fn ingest_as(&self, account: &str, loki_push_json: String) {
-        let client =
-            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-                .build_http::<http_body_util::Full<bytes::Bytes>>();
-        let req = http::Request::post(format!(
-            "{}/insert/loki/api/v1/push?disable_message_parsing=1",
-            self.url
-        ))
-        .header("content-type", "application/json")
-        .header("AccountID", account)
-        .header("ProjectID", "0")
-        .body(http_body_util::Full::new(bytes::Bytes::from(
-            loki_push_json,
-        )))
-        .expect("push request");
-        let resp = client.request(req).await.expect("push to VictoriaLogs");
-        assert!(resp.status().is_success(), "push failed: {}", resp.status());
+        let a = client::send(
+            "POST",
+            &format!(
+                "{}/insert/loki/api/v1/push?disable_message_parsing=1",
+                self.url
+            ),
+            &[
+                ("content-type", "application/json"),
+                ("AccountID", account),
+                ("ProjectID", "0"),
+            ],
+            loki_push_json.into_bytes(),
+        )
+        .await
+        .expect("push to VictoriaLogs");
+        assert!(a.status.is_success(), "push failed: {}", a.status);
         self.flush().await;
     }
 
+    /// Pushes a Loki JSON body, keeping messages raw, and makes it searchable.
     pub async fn ingest(&self, loki_push_json: String) {
-        let (status, _, body) = client::post(
+        let a = client::try_post(
             &format!(
                 "{}/insert/loki/api/v1/push?disable_message_parsing=1",
                 self.url
@@ -208,16 +216,30 @@ impl VictoriaLogs {
         .await
         .expect("push to VictoriaLogs");
         assert!(
-            status == 204 || status == 200,
-            "push failed: {status} {body}"
+            a.status == 204 || a.status == 200,
+            "push failed: {} {}",
+            a.status,
+            a.body
         );
         self.flush().await;
+    }
+
+    /// Pushes `lines` (time in ns, text) of stream `{app="<app>"}`, messages
+    /// kept raw, and makes them searchable.
+    pub async fn push_lines(&self, app: &str, lines: &[(i64, String)]) {
+        let values: Vec<serde_json::Value> = lines
+            .iter()
+            .map(|(t, l)| serde_json::json!([t.to_string(), l]))
+            .collect();
+        let body = serde_json::json!({"streams": [{"stream": {"app": app}, "values": values}]})
+            .to_string();
+        self.ingest(body).await;
     }
 
     /// Pushes an OTLP protobuf logs request, as an OpenTelemetry
     /// collector's `otlphttp` exporter does, and makes it searchable.
     pub async fn ingest_otlp(&self, body: Vec<u8>) {
-        let (status, _, text) = client::post(
+        let a = client::try_post(
             &format!("{}/insert/opentelemetry/v1/logs", self.url),
             "application/x-protobuf",
             body,
@@ -225,8 +247,10 @@ impl VictoriaLogs {
         .await
         .expect("OTLP push to VictoriaLogs");
         assert!(
-            status == 200 || status == 204,
-            "OTLP push failed: {status} {text}"
+            a.status == 200 || a.status == 204,
+            "OTLP push failed: {} {}",
+            a.status,
+            a.body
         );
         self.flush().await;
     }
@@ -257,9 +281,9 @@ async fn record_or_replay(
                 .unwrap_or("")
                 .to_string();
             let result = if method == Method::GET && params.is_empty() {
-                client::get(&url, &[]).await
+                client::try_get(&url, &[]).await
             } else {
-                client::post(
+                client::try_post(
                     &url,
                     "application/x-www-form-urlencoded",
                     params.into_bytes(),
@@ -268,11 +292,11 @@ async fn record_or_replay(
             };
             let _ = headers;
             match result {
-                Ok((status, content_type, body)) => {
+                Ok(a) => {
                     let ex = Exchange {
-                        status,
-                        content_type,
-                        body,
+                        status: a.status.as_u16(),
+                        content_type: a.content_type().to_owned(),
+                        body: a.body,
                     };
                     shared
                         .exchanges

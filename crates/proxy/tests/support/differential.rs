@@ -472,7 +472,10 @@ pub async fn ask(base_url: &str, q: &Query, base_ns: i64) -> Answer {
         &[]
     };
     let request = q.request_text(base_ns);
-    match client::get(&url, headers).await {
+    match client::try_get(&url, headers)
+        .await
+        .map(client::Answer::parts)
+    {
         Ok((status, _, body)) => Answer::from_http(request, status, &body),
         Err(e) => Answer {
             request,

@@ -1,7 +1,7 @@
-//! Shared harness of the `http_*` tests: a fake VictoriaLogs that records every
-//! request and answers canned bodies, lokivl's router in front of it, and a
-//! tiny HTTP client. Included by the other `http_*.rs` files with `mod http_common;`.
-#![allow(dead_code, unreachable_pub, missing_docs)]
+//! The fake VictoriaLogs in its canned mode: it answers each path with a
+//! canned body (status, delay) and records every request, so a test can
+//! assert both lokivl's answer and the exact requests it sent upstream.
+//! [`harness`] puts lokivl in front of it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -10,12 +10,10 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+
+use super::lokivl::start_proxy;
 
 /// One request VictoriaLogs received.
 #[derive(Debug, Clone)]
@@ -182,15 +180,6 @@ pub async fn fake_vl_release(answers: Vec<(&str, Canned)>, probe: &str) -> FakeV
     FakeVl { addr, log, probes }
 }
 
-/// Starts lokivl with `settings` and returns its base URL.
-pub async fn start_proxy(settings: proxy::config::Settings) -> String {
-    let router = proxy::app::router(settings).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(proxy::app::serve(listener, router, std::future::pending()));
-    format!("http://{addr}")
-}
-
 /// A fake VictoriaLogs plus lokivl in front of it.
 pub struct Harness {
     pub base: String,
@@ -219,96 +208,6 @@ pub async fn harness_discovering(answers: Vec<(&str, Canned)>) -> Harness {
     settings.discovery = proxy::drilldown::discovery::flags::loki_defaults();
     let base = start_proxy(settings).await;
     Harness { base, vl }
-}
-
-/// An HTTP answer as the test sees it.
-#[derive(Debug)]
-pub struct Answer {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: String,
-}
-
-impl Answer {
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-
-    pub fn content_type(&self) -> &str {
-        self.headers
-            .get("content-type")
-            .map_or("", |v| v.to_str().unwrap())
-    }
-
-    /// Asserts a Go `http.Error` answer (`/ready`, the 404 page): plain text
-    /// ending in one newline, which is stripped from the returned text.
-    pub fn assert_go_http_error(&self, status: StatusCode) -> &str {
-        assert_eq!(self.status, status, "body: {}", self.body);
-        assert_eq!(self.content_type(), "text/plain; charset=utf-8");
-        self.body
-            .strip_suffix('\n')
-            .unwrap_or_else(|| panic!("http.Error ends with a newline: {:?}", self.body))
-    }
-
-    /// Asserts Loki's plain-text error contract and returns the text.
-    pub fn assert_error(&self, status: StatusCode) -> &str {
-        assert_eq!(self.status, status, "body: {}", self.body);
-        assert_eq!(self.content_type(), "text/plain; charset=utf-8");
-        assert_eq!(
-            self.headers.get("x-content-type-options").unwrap(),
-            "nosniff"
-        );
-        // Loki writes query errors with fmt.Fprint: no trailing newline.
-        assert!(
-            !self.body.ends_with('\n'),
-            "Loki's error bodies end without a newline: {:?}",
-            self.body
-        );
-        &self.body
-    }
-}
-
-async fn send(req: http::Request<Full<Bytes>>) -> Answer {
-    let client: Client<HttpConnector, Full<Bytes>> =
-        Client::builder(TokioExecutor::new()).build(HttpConnector::new());
-    let resp = client.request(req).await.unwrap();
-    let status = resp.status();
-    let headers = resp.headers().clone();
-    let body = resp.into_body().collect().await.unwrap().to_bytes();
-    Answer {
-        status,
-        headers,
-        body: String::from_utf8(body.to_vec()).unwrap(),
-    }
-}
-
-/// Percent-encodes `pairs` as a query string.
-pub fn qs(pairs: &[(&str, &str)]) -> String {
-    form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(pairs)
-        .finish()
-}
-
-pub async fn get(url: &str) -> Answer {
-    get_with(url, &[]).await
-}
-
-pub async fn get_with(url: &str, headers: &[(&str, &str)]) -> Answer {
-    let mut b = http::Request::builder().method(Method::GET).uri(url);
-    for (k, v) in headers {
-        b = b.header(*k, *v);
-    }
-    send(b.body(Full::new(Bytes::new())).unwrap()).await
-}
-
-pub async fn request(method: Method, url: &str, body: &str, content_type: &str) -> Answer {
-    let req = http::Request::builder()
-        .method(method)
-        .uri(url)
-        .header("content-type", content_type)
-        .body(Full::new(Bytes::from(body.to_owned())))
-        .unwrap();
-    send(req).await
 }
 
 /// The nanosecond timestamps every query test uses: 2026-08-22T10:00:00Z and one hour before.

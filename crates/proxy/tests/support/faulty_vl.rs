@@ -1,8 +1,7 @@
-//! A raw-TCP fake VictoriaLogs whose behaviour a test switches at run time:
-//! healthy, hung, slow, garbage, truncated, or killed (listener closed) and
-//! restarted on the same port. Raw TCP because hyper-based fakes cannot send a
-//! broken body on purpose. Included with `mod fault_common;`.
-#![allow(dead_code, unreachable_pub, missing_docs)]
+//! The fake VictoriaLogs in its faulty mode, on raw TCP, whose behaviour a
+//! test switches at run time: healthy, hung, slow, garbage, truncated, or
+//! killed (listener closed) and restarted on the same port. Raw TCP because
+//! hyper-based fakes cannot send a broken body on purpose.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,7 +29,7 @@ pub enum Mode {
 /// One NDJSON entry as VictoriaLogs writes it.
 pub const LINE: &str = r#"{"_time":"2026-08-22T09:30:00Z","_stream_id":"s1","_stream":"{app=\"api\"}","_msg":"hello","app":"api"}"#;
 
-pub struct FakeVl {
+pub struct FaultyVl {
     pub port: u16,
     mode: Arc<Mutex<Mode>>,
     task: Mutex<Option<JoinHandle<()>>>,
@@ -39,7 +38,7 @@ pub struct FakeVl {
     pub requests: Arc<AtomicU64>,
 }
 
-impl FakeVl {
+impl FaultyVl {
     pub async fn start(mode: Mode) -> Arc<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -102,7 +101,7 @@ impl FakeVl {
     }
 }
 
-impl Drop for FakeVl {
+impl Drop for FaultyVl {
     fn drop(&mut self) {
         self.kill();
     }
@@ -205,48 +204,6 @@ async fn serve(
     }
 }
 
-/// Status, headers and body of an answer.
-pub struct Answer {
-    pub status: u16,
-    pub headers: http::HeaderMap,
-    pub body: String,
-}
-
-/// GET with a client-side deadline (`None` when it passed).
-pub async fn get(url: &str, headers: &[(&str, &str)], deadline: Duration) -> Option<Answer> {
-    use http_body_util::{BodyExt, Full};
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<Full<bytes::Bytes>>();
-    let mut b = http::Request::get(url);
-    for (k, v) in headers {
-        b = b.header(*k, *v);
-    }
-    let req = b.body(Full::new(bytes::Bytes::new())).unwrap();
-    tokio::time::timeout(deadline, async {
-        let resp = client.request(req).await.ok()?;
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let body = resp.into_body().collect().await.ok()?.to_bytes();
-        Some(Answer {
-            status,
-            headers,
-            body: String::from_utf8_lossy(&body).into_owned(),
-        })
-    })
-    .await
-    .ok()
-    .flatten()
-}
-
-/// Starts lokivl on a free port with `settings`; returns its base URL.
-pub async fn start_proxy(settings: proxy::config::Settings) -> String {
-    let router = proxy::app::router(settings).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(proxy::app::serve(listener, router, std::future::pending()));
-    format!("http://{addr}")
-}
-
 /// A log query_range URL over the hour the fake's entry is in.
 ///
 /// Each call asks a distinct query: identical requests would be coalesced or
@@ -270,33 +227,4 @@ pub fn settings(backend: &str) -> proxy::config::Settings {
     s.backend_options.breaker_failures = 3;
     s.backend_options.breaker_cooldown = Duration::from_millis(500);
     s
-}
-
-/// Sends raw bytes (for requests the `http` crate refuses to build, such as
-/// URLs over 64 KiB or invalid UTF-8) and returns the status code and body.
-pub async fn raw(base: &str, request: &[u8]) -> (u16, String) {
-    let addr = base.trim_start_matches("http://");
-    let mut s = TcpStream::connect(addr).await.unwrap();
-    s.write_all(request).await.unwrap();
-    let mut out = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out)).await;
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map_or("", |(_, b)| b)
-        .to_owned();
-    (status, body)
-}
-
-/// A raw GET of `target` with `Connection: close`.
-pub async fn raw_get(base: &str, target: &[u8]) -> (u16, String) {
-    let mut req = b"GET ".to_vec();
-    req.extend_from_slice(target);
-    req.extend_from_slice(b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-    raw(base, &req).await
 }

@@ -89,7 +89,10 @@ impl Loki {
             dir,
         };
         for _ in 0..240 {
-            if let Ok((200, _, _)) = client::get(&format!("{}/ready", loki.url), &[]).await {
+            if let Ok((200, _, _)) = client::try_get(&format!("{}/ready", loki.url), &[])
+                .await
+                .map(client::Answer::parts)
+            {
                 return loki;
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
@@ -104,12 +107,13 @@ impl Loki {
 
     /// POSTs a JSON body to `path`; the status, or 0 when Loki cannot be reached.
     pub async fn post(&self, path: &str, body: String) -> u16 {
-        client::post(
+        client::try_post(
             &format!("{}{path}", self.url),
             "application/json",
             body.into_bytes(),
         )
         .await
+        .map(client::Answer::parts)
         .map(|a| a.0)
         .unwrap_or(0)
     }
@@ -117,20 +121,22 @@ impl Loki {
     /// POSTs `body` as `content_type` to `path`; the status, or 0 when
     /// Loki cannot be reached (the OTLP push of the OTel dataset).
     pub async fn post_bytes(&self, path: &str, content_type: &str, body: Vec<u8>) -> u16 {
-        client::post(&format!("{}{path}", self.url), content_type, body)
+        client::try_post(&format!("{}{path}", self.url), content_type, body)
             .await
+            .map(client::Answer::parts)
             .map(|a| a.0)
             .unwrap_or(0)
     }
 
     /// Pushes a Loki JSON push body.
     pub async fn push(&self, body: String) {
-        let (status, _, text) = client::post(
+        let (status, _, text) = client::try_post(
             &format!("{}/loki/api/v1/push", self.url),
             "application/json",
             body.into_bytes(),
         )
         .await
+        .map(client::Answer::parts)
         .expect("push to Loki");
         assert!(
             status == 204 || status == 200,

@@ -1,7 +1,21 @@
-//! Shared harness of the end-to-end suites: real VictoriaLogs and Loki
-//! processes, the recording/replaying tap, HTTP clients, datasets and the
-//! differential comparison.
-#![allow(dead_code, unreachable_pub, missing_docs)]
+//! The test kit every suite mounts (`#[path = "../support/mod.rs"] mod support;`).
+//!
+//! It holds one of each thing a suite needs around lokivl:
+//! - [`client`]: the one HTTP client and its one [`client::Answer`] (the
+//!   load benchmark includes the same file);
+//! - [`lokivl`]: lokivl in-process ([`lokivl::start_proxy`] and friends) or
+//!   as the built binary ([`lokivl::Lokivl`]);
+//! - the fake VictoriaLogs, by mode: [`fake_vl`] (canned answers, every
+//!   request recorded), [`faulty_vl`] (raw TCP: hung, slow, garbage,
+//!   truncated, killed), [`tail`] (a streaming `/select/logsql/tail`) and
+//!   [`tls`] (any fake served over HTTPS, with a test PKI);
+//! - [`backend`]: the real VictoriaLogs launcher (`LOKIVL_VL_BIN`), and the
+//!   tap that records its exchanges as goldens or replays them;
+//! - [`loki`]: the real Loki launcher (`LOKIVL_LOKI_BIN`);
+//! - the datasets ([`dataset`], [`realistic`], [`otlp`]) and the
+//!   differential machinery ([`differential`], [`compare`], [`variants`],
+//!   [`suite_run`], [`checks`]).
+#![allow(dead_code, unused_imports, unreachable_pub, missing_docs)]
 
 pub mod backend;
 pub mod checks;
@@ -9,30 +23,15 @@ pub mod client;
 pub mod compare;
 pub mod dataset;
 pub mod differential;
+pub mod fake_vl;
+pub mod faulty_vl;
 pub mod loki;
+pub mod lokivl;
 pub mod otlp;
 pub mod realistic;
 pub mod suite_run;
+pub mod tail;
+pub mod tls;
 pub mod variants;
 
-/// Starts lokivl's router on a free loopback port, pointed at `backend`.
-pub async fn start_lokivl(backend: &str) -> String {
-    start_lokivl_with(backend, |_| {}).await
-}
-
-/// Like [`start_lokivl`], with `tune` applied to the settings first
-/// (discovery, limits), served as the binary serves it.
-pub async fn start_lokivl_with(
-    backend: &str,
-    tune: impl FnOnce(&mut proxy::config::Settings),
-) -> String {
-    let mut settings = proxy::config::Settings::new(backend).expect("valid settings");
-    tune(&mut settings);
-    let app = proxy::app::router(settings).expect("router builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind lokivl");
-    let addr = listener.local_addr().expect("lokivl addr");
-    tokio::spawn(proxy::app::serve(listener, app, std::future::pending()));
-    format!("http://{addr}")
-}
+pub use lokivl::{start_lokivl, start_lokivl_with};

@@ -1,9 +1,8 @@
-//! Shared harness of the tail bound tests: a fake VictoriaLogs whose
-//! `/select/logsql/tail` streams what a test gives it (shared chunks, so
-//! hundreds of floods cost no memory), lokivl served by its own loop with
-//! the configured connection bounds, and WebSocket clients that read or
-//! never read. Included with `mod tail_common;`.
-#![allow(dead_code, unreachable_pub, missing_docs)]
+//! The fake VictoriaLogs in its tail mode: `/select/logsql/tail` streams
+//! what a test gives it (shared chunks, so hundreds of floods cost no
+//! memory); and the WebSocket clients of the tail tests, which read or
+//! never read. lokivl runs in front with its connection bounds
+//! ([`super::lokivl::start_bounded`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,12 +36,12 @@ struct Fake {
 }
 
 /// The fake VictoriaLogs.
-pub struct FakeVl {
+pub struct TailVl {
     pub url: String,
     tail_calls: Arc<AtomicUsize>,
 }
 
-impl FakeVl {
+impl TailVl {
     /// Calls to `/select/logsql/tail` so far.
     pub fn tail_calls(&self) -> usize {
         self.tail_calls.load(Ordering::SeqCst)
@@ -65,7 +64,7 @@ async fn tail(State(f): State<Fake>) -> Response {
     }
 }
 
-pub async fn start_fake(tail_answer: TailAnswer) -> FakeVl {
+pub async fn start_fake(tail_answer: TailAnswer) -> TailVl {
     let tail_calls: Arc<AtomicUsize> = Arc::default();
     let app = Router::new()
         .route("/select/logsql/query", post(|| async { "" }))
@@ -78,27 +77,7 @@ pub async fn start_fake(tail_answer: TailAnswer) -> FakeVl {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
-    FakeVl { url, tail_calls }
-}
-
-/// lokivl in front of `backend`, served with `settings.server` as the binary does.
-pub async fn start_lokivl(
-    backend: &str,
-    tune: impl FnOnce(&mut proxy::config::Settings),
-) -> String {
-    let mut settings = proxy::config::Settings::new(backend).unwrap();
-    tune(&mut settings);
-    let limits = settings.server;
-    let app = proxy::app::router(settings).unwrap();
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(proxy::app::serve_with(
-        l,
-        app,
-        limits,
-        std::future::pending(),
-    ));
-    format!("{addr}")
+    TailVl { url, tail_calls }
 }
 
 /// One NDJSON row at `secs`, with a message of `pad` bytes, newline included.
@@ -222,12 +201,8 @@ pub async fn closed_by_lokivl_within(ws: &mut Ws, wait: Duration) -> bool {
 
 /// GET `path` on `addr` with a client-side deadline; the status, if answered.
 pub async fn get_status(addr: &str, path: &str, wait: Duration) -> Option<u16> {
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<http_body_util::Full<Bytes>>();
-    let uri = format!("http://{addr}{path}").parse().unwrap();
-    tokio::time::timeout(wait, client.get(uri))
+    super::client::get_within(&format!("http://{addr}{path}"), &[], wait)
         .await
-        .ok()?
         .ok()
-        .map(|r| r.status().as_u16())
+        .map(|a| a.status.as_u16())
 }

@@ -1,7 +1,8 @@
-//! Test-time PKI for the `tls_*` tests: a self-signed CA, a server certificate
-//! for 127.0.0.1/localhost and a client certificate, written as PEM files, plus
-//! HTTPS clients and an HTTPS fake VictoriaLogs. Included with `mod tls_common;`.
-#![allow(dead_code, unreachable_pub, missing_docs)]
+//! The TLS mode of the kit: a test-time PKI (a self-signed CA, a server
+//! certificate for 127.0.0.1/localhost and a client certificate, written as
+//! PEM files), the HTTPS side of the client ([`https_get`], answering the
+//! kit's one [`Answer`]) and any fake VictoriaLogs served over HTTPS
+//! ([`https_server`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,6 +18,8 @@ use rcgen::{
 };
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+use super::client::{Answer, error_chain};
 
 /// PEM files of one test PKI, in a directory removed on drop.
 pub struct Pki {
@@ -116,7 +119,7 @@ pub fn client_config(ca: &PathBuf, client: Option<(&PathBuf, &PathBuf)>) -> rust
 }
 
 /// GET `url` over HTTPS with `config`; `Err` carries the connection error chain.
-pub async fn https_get(config: rustls::ClientConfig, url: &str) -> Result<(u16, String), String> {
+pub async fn https_get(config: rustls::ClientConfig, url: &str) -> Result<Answer, String> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     let connector = hyper_rustls::HttpsConnectorBuilder::new()
@@ -128,25 +131,15 @@ pub async fn https_get(config: rustls::ClientConfig, url: &str) -> Result<(u16, 
     let req = http::Request::get(url)
         .body(Full::new(Bytes::new()))
         .unwrap();
-    let resp = client.request(req).await.map_err(|e| {
-        let mut s = e.to_string();
-        let mut cur = std::error::Error::source(&e);
-        while let Some(c) = cur {
-            s.push_str(": ");
-            s.push_str(&c.to_string());
-            cur = c.source();
-        }
-        s
-    })?;
-    let status = resp.status().as_u16();
-    let body = resp
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok((
-        status,
-        String::from_utf8_lossy(&body.to_bytes()).into_owned(),
+    let t0 = std::time::Instant::now();
+    let resp = client.request(req).await.map_err(|e| error_chain(&e))?;
+    let (head, body) = resp.into_parts();
+    let body = body.collect().await.map_err(|e| e.to_string())?;
+    Ok(Answer::from_parts(
+        head.status,
+        head.headers,
+        &body.to_bytes(),
+        t0,
     ))
 }
 

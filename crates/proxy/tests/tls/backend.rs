@@ -2,17 +2,17 @@
 //! `--backend-tls-ca-file`, refused with a clear 502 without it, and with a
 //! client certificate when the backend demands one.
 
-mod http_common;
-mod tls_common;
-
 use std::sync::Arc;
 
+use crate::support::client::get;
+use crate::support::lokivl::start_proxy;
+use crate::support::tls::Pki;
+use crate::support::tls::https_server;
+use crate::support::tls::pki;
 use axum::Router;
 use axum::routing::any;
 use http::StatusCode;
-use http_common::{get, start_proxy};
 use proxy::config::{Config, Settings};
-use tls_common::{Pki, https_server, pki};
 
 const LABELS: &str = r#"{"values":[{"value":"app","hits":9},{"value":"env","hits":1}]}"#;
 

@@ -1,15 +1,16 @@
 //! HTTPS on the API listener: `/ready` over TLS, mutual TLS refusing clients
 //! without a certificate, graceful drain and the tail WebSocket upgrade over TLS.
 
-mod http_common;
-mod tls_common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_common::{Canned, fake_vl};
+use crate::support::fake_vl::Canned;
+use crate::support::fake_vl::fake_vl;
+use crate::support::tls::Pki;
+use crate::support::tls::client_config;
+use crate::support::tls::https_get;
+use crate::support::tls::pki;
 use proxy::server::tls::{ListenerTlsFiles, server_config};
-use tls_common::{Pki, client_config, https_get, pki};
 
 /// Starts lokivl over TLS in front of a fake VictoriaLogs answering `answers`;
 /// returns the address and the shutdown trigger with the serve task.
@@ -55,6 +56,7 @@ async fn https_listener_serves_ready() {
         &format!("https://{addr}/ready"),
     )
     .await
+    .map(|a| (a.status.as_u16(), a.body))
     .unwrap();
     assert_eq!((status, body.as_str()), (200, "ready\n"));
     // The name in the certificate works too.
@@ -64,6 +66,7 @@ async fn https_listener_serves_ready() {
         &format!("https://localhost:{port}/ready"),
     )
     .await
+    .map(|a| (a.status.as_u16(), a.body))
     .unwrap();
     assert_eq!(status, 200);
     // A client that does not trust the CA refuses the server.
@@ -99,6 +102,7 @@ async fn client_certificate_is_required_with_a_client_ca() {
         &url,
     )
     .await
+    .map(|a| (a.status.as_u16(), a.body))
     .unwrap();
     assert_eq!((status, body.as_str()), (200, "ready\n"));
 }
@@ -106,7 +110,7 @@ async fn client_certificate_is_required_with_a_client_ca() {
 #[tokio::test]
 async fn client_certificate_from_another_ca_is_refused() {
     let pki = pki("tls-mtls-other");
-    let other = tls_common::pki("tls-mtls-other-2");
+    let other = crate::support::tls::pki("tls-mtls-other-2");
     let (addr, _stop, _task) = start(&pki, true, healthy()).await;
     // `other`'s client certificate is signed by a CA the listener does not trust.
     let refused = https_get(
@@ -130,7 +134,8 @@ async fn shutdown_drains_a_request_in_flight_over_tls() {
     let inflight = tokio::spawn(async move { https_get(config, &url).await });
     tokio::time::sleep(Duration::from_millis(200)).await;
     stop.send(()).unwrap();
-    let (status, body) = inflight.await.unwrap().unwrap();
+    let a = inflight.await.unwrap().unwrap();
+    let (status, body) = (a.status.as_u16(), a.body);
     assert_eq!((status, body.as_str()), (200, "ready\n"));
     tokio::time::timeout(Duration::from_secs(5), task)
         .await
@@ -151,7 +156,7 @@ async fn tail_websocket_upgrades_over_tls() {
     let tls = connector.connect(name, tcp).await.unwrap();
     let url = format!(
         "wss://{addr}/loki/api/v1/tail?query={}",
-        http_common::qs(&[("q", r#"{app="api"}"#)])
+        crate::support::client::qs(&[("q", r#"{app="api"}"#)])
             .trim_start_matches("q=")
             .to_owned()
     );

@@ -2,17 +2,15 @@
 //! client uses the backend's TLS settings, so lines arrive over the
 //! WebSocket as they do over plain HTTP.
 
-mod http_common;
-mod tls_common;
-
 use std::time::Duration;
 
+use crate::support::lokivl::start_proxy;
+use crate::support::tls::https_server;
+use crate::support::tls::pki;
 use axum::Router;
 use axum::routing::post;
 use futures_util::StreamExt;
-use http_common::start_proxy;
 use proxy::config::{Config, Settings};
-use tls_common::{https_server, pki};
 use tokio_tungstenite::tungstenite::Message;
 
 fn settings(args: &[&str]) -> Settings {

@@ -28,7 +28,7 @@ pub(crate) enum Mode {
     /// reports every cluster of the lines mined: envelope and shapes only.
     PatternsShape,
     /// `query`, `query_range`, `labels`: compared as the differential
-    /// suites compare them (`common::compare`), exact.
+    /// suites compare them (`support::compare`), exact.
     Query,
 }
 

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::client::{self, url};
+use crate::support::client::{self, url};
 
 /// Grafana's health check, Loki's 400s for bad queries.
 pub(super) async fn check_instant_and_errors(base: &str) {
@@ -16,7 +16,10 @@ pub(super) async fn check_instant_and_errors(base: &str) {
             ("direction", "backward"),
         ],
     );
-    let (status, _, body) = client::get(&u, &[]).await.expect("lokivl answers");
+    let (status, _, body) = client::try_get(&u, &[])
+        .await
+        .map(client::Answer::parts)
+        .expect("lokivl answers");
     assert_eq!(status, 200, "{body}");
     let got: Value = serde_json::from_str(&body).expect("JSON");
     assert_eq!(got["data"]["resultType"], "vector");
@@ -49,8 +52,9 @@ pub(super) async fn check_instant_and_errors(base: &str) {
         ),
     ];
     for (path, params, text) in cases {
-        let (status, ctype, body) = client::get(&url(base, path, params), &[])
+        let (status, ctype, body) = client::try_get(&url(base, path, params), &[])
             .await
+            .map(client::Answer::parts)
             .expect("lokivl answers");
         assert_eq!(status, 400, "{params:?}");
         assert!(ctype.starts_with("text/plain"), "{params:?}: {ctype}");

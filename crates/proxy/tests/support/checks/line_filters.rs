@@ -2,7 +2,7 @@
 
 use super::log_query::check_log_query;
 use super::model::{Model, keep_all, no_parse, stream_is};
-use crate::common::dataset::Entry;
+use crate::support::dataset::Entry;
 
 /// Runs these checks against lokivl at `base` over `window`.
 pub(super) async fn check_line_filters(base: &str, entries: &[Entry], window: (i64, i64)) {

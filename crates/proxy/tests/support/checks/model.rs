@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::common::dataset::Entry;
+use crate::support::dataset::Entry;
 
 /// A label set, sorted as Loki prints it.
 pub(super) type Labels = BTreeMap<String, String>;

@@ -2,7 +2,7 @@
 //! push.
 
 use super::get_json;
-use crate::common::client;
+use crate::support::client;
 
 /// buildinfo, readiness, metrics, unknown routes and push.
 pub(super) async fn check_operational(base: &str) {
@@ -12,13 +12,15 @@ pub(super) async fn check_operational(base: &str) {
         "{got}"
     );
 
-    let (status, _, body) = client::get(&format!("{base}/ready"), &[])
+    let (status, _, body) = client::try_get(&format!("{base}/ready"), &[])
         .await
+        .map(client::Answer::parts)
         .expect("ready");
     assert_eq!(status, 200, "{body}");
 
-    let (status, _, body) = client::get(&format!("{base}/metrics"), &[])
+    let (status, _, body) = client::try_get(&format!("{base}/metrics"), &[])
         .await
+        .map(client::Answer::parts)
         .expect("metrics");
     assert_eq!(status, 200);
     assert!(
@@ -26,16 +28,18 @@ pub(super) async fn check_operational(base: &str) {
         "metrics name the route: {body}"
     );
 
-    let (status, _, _) = client::get(&format!("{base}/loki/api/v1/nope"), &[])
+    let (status, _, _) = client::try_get(&format!("{base}/loki/api/v1/nope"), &[])
         .await
+        .map(client::Answer::parts)
         .expect("404");
     assert_eq!(status, 404);
-    let (status, _, _) = client::post(
+    let (status, _, _) = client::try_post(
         &format!("{base}/loki/api/v1/push"),
         "application/json",
         b"{}".to_vec(),
     )
     .await
+    .map(client::Answer::parts)
     .expect("push");
     assert_eq!(status, 405);
 }

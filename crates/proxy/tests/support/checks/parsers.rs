@@ -2,7 +2,7 @@
 
 use super::log_query::check_log_query;
 use super::model::{Labels, Model, parse_json, parse_logfmt, stream_is};
-use crate::common::dataset::Entry;
+use crate::support::dataset::Entry;
 
 /// Runs these checks against lokivl at `base` over `window`.
 pub(super) async fn check_parsers(base: &str, entries: &[Entry], window: (i64, i64)) {

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::get_json;
-use crate::common::dataset::{BASE_NS, Entry};
+use crate::support::dataset::{BASE_NS, Entry};
 
 const SEC: i64 = 1_000_000_000;
 

@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
-use crate::common::client::{self, url};
-use crate::common::dataset::{BASE_NS, Entry};
+use crate::support::client::{self, url};
+use crate::support::dataset::{BASE_NS, Entry};
 
 /// Loki's time formats: RFC3339, seconds, float seconds, nanoseconds.
 pub(super) async fn check_time_formats(base: &str, entries: &[Entry]) {
@@ -44,7 +44,10 @@ pub(super) async fn check_time_formats(base: &str, entries: &[Entry]) {
                 ("limit", "1000"),
             ],
         );
-        let (status, _, body) = client::get(&u, &[]).await.expect("lokivl answers");
+        let (status, _, body) = client::try_get(&u, &[])
+            .await
+            .map(client::Answer::parts)
+            .expect("lokivl answers");
         assert_eq!(status, 200, "{start}..{end}: {body}");
         let got: Value = serde_json::from_str(&body).expect("JSON");
         let n: usize = got["data"]["result"]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::http::{ready_blocking, ready_once};
+use crate::support::client::{ready_blocking, ready_once};
 
 /// What `/ready` must answer within, during and after an attack (issue 14).
 pub const READY_WITHIN: Duration = Duration::from_millis(500);
