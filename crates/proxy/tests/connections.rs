@@ -5,6 +5,9 @@
 //! is never cut; past the connection cap new connections wait in the
 //! backlog and `/ready` is answered once a connection ends.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::time::Duration;
 
 use axum::Router;
@@ -190,25 +193,15 @@ async fn a_client_that_stops_reading_a_response_is_disconnected() {
 async fn past_the_connection_cap_connections_wait_and_ready_answers_once_one_ends() {
     // A VictoriaLogs that is healthy, for `/ready`.
     let vl = Router::new().route("/health", get(|| async { "OK" }));
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let vl_url = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(l, vl).await.unwrap() });
+    let vl_url = format!("http://{}", crate::support::fake_vl::serve(vl).await);
 
-    let mut settings = proxy::config::Settings::new(&vl_url).unwrap();
-    settings.server = ConnLimits {
-        max_connections: 2,
-        ..limits(LONG, LONG, LONG)
-    };
-    let limits = settings.server;
-    let app = proxy::app::router(settings).unwrap();
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    tokio::spawn(proxy::app::serve_with(
-        l,
-        app,
-        limits,
-        std::future::pending(),
-    ));
+    let addr = crate::support::lokivl::start_bounded(&vl_url, |settings| {
+        settings.server = ConnLimits {
+            max_connections: 2,
+            ..limits(LONG, LONG, LONG)
+        };
+    })
+    .await;
 
     // Two connections that send nothing hold both slots.
     let first = TcpStream::connect(&addr).await.unwrap();

@@ -146,7 +146,7 @@ fn push_body(base_ns: i64) -> String {
 
 /// One recorded answer.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-struct Answer {
+struct RecordedAnswer {
     /// The request URL without host, so a changed request is noticed.
     request: String,
     status: u16,
@@ -156,7 +156,7 @@ struct Answer {
 #[derive(Debug, Serialize, Deserialize)]
 struct LokiGolden {
     base_ns: i64,
-    answers: BTreeMap<String, Answer>,
+    answers: BTreeMap<String, RecordedAnswer>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -169,7 +169,7 @@ fn golden_dir(release: &str) -> PathBuf {
     backend::golden_root(release).join("drilldown")
 }
 
-async fn ask(base: &str, req: &Req, base_ns: i64, end_s: i64) -> Answer {
+async fn ask(base: &str, req: &Req, base_ns: i64, end_s: i64) -> RecordedAnswer {
     let full = url(base, req, base_ns, end_s);
     let request = full[base.len()..].to_owned();
     let tags = ("X-Query-Tags", "Source=grafana-lokiexplore-app");
@@ -193,13 +193,13 @@ async fn ask(base: &str, req: &Req, base_ns: i64, end_s: i64) -> Answer {
             if let Some(d) = body.get_mut("data").and_then(Value::as_object_mut) {
                 d.remove("stats");
             }
-            Answer {
+            RecordedAnswer {
                 request,
                 status,
                 body,
             }
         }
-        Err(e) => Answer {
+        Err(e) => RecordedAnswer {
             request,
             status: 0,
             body: Value::String(e),
@@ -256,7 +256,7 @@ fn patterns_shape(v: &Value) -> Result<(), String> {
 }
 
 /// `None` when lokivl answers as Loki does under `mode`, else the difference.
-fn compare(mode: Mode, loki: &Answer, lokivl: &Answer) -> Option<String> {
+fn compare(mode: Mode, loki: &RecordedAnswer, lokivl: &RecordedAnswer) -> Option<String> {
     if loki.status != lokivl.status {
         return Some(format!(
             "status: loki {}, lokivl {} ({})",
@@ -356,7 +356,7 @@ fn compare(mode: Mode, loki: &Answer, lokivl: &Answer) -> Option<String> {
             (a != b).then(|| format!("lines per level: loki {a:?}, lokivl {b:?}"))
         }
         Mode::Query => {
-            let as_diff = |a: &Answer| support::differential::Answer {
+            let as_diff = |a: &RecordedAnswer| support::differential::Compared {
                 request: a.request.clone(),
                 status: a.status,
                 json: a.body.is_object().then(|| a.body.clone()),
@@ -374,8 +374,8 @@ fn compare(mode: Mode, loki: &Answer, lokivl: &Answer) -> Option<String> {
 /// Compares every request of `reqs`; the differences.
 fn differences(
     reqs: &[Req],
-    loki: &BTreeMap<String, Answer>,
-    lokivl: &BTreeMap<String, Answer>,
+    loki: &BTreeMap<String, RecordedAnswer>,
+    lokivl: &BTreeMap<String, RecordedAnswer>,
 ) -> Vec<String> {
     let mut failures = Vec::new();
     for req in reqs {
@@ -407,7 +407,7 @@ fn differences(
 }
 
 /// Compares every request; panics with the list of differences.
-fn judge(loki: &BTreeMap<String, Answer>, lokivl: &BTreeMap<String, Answer>) {
+fn judge(loki: &BTreeMap<String, RecordedAnswer>, lokivl: &BTreeMap<String, RecordedAnswer>) {
     let failures = differences(REQS, loki, lokivl);
     assert!(
         failures.is_empty(),
@@ -546,7 +546,7 @@ fn read_goldens(dir: &Path, release: &str, live_test: &str) -> (LokiGolden, VlGo
             panic!(
                 "{}/{name}: {e}; record it with LOKIVL_LOKI_BIN=... \
                  LOKIVL_VL_BIN=<VictoriaLogs {release}> LOKIVL_RECORD_GOLDEN=1 \
-                 cargo test -p proxy --test differential_drilldown {live_test}",
+                 cargo test -p proxy --test differential drilldown::{live_test}",
                 dir.display()
             )
         })
@@ -602,7 +602,7 @@ async fn ask_walk(
     backend: &str,
     base_ns: i64,
     replay: bool,
-) -> Vec<(&'static str, BTreeMap<String, Answer>)> {
+) -> Vec<(&'static str, BTreeMap<String, RecordedAnswer>)> {
     let mut setups: Vec<(&'static str, support::variants::Variant)> = vec![(
         "default",
         support::variants::Variant {
@@ -637,8 +637,8 @@ async fn ask_walk(
 
 /// Every variant's differences from Loki, prefixed with the variant.
 fn walk_failures(
-    loki: &BTreeMap<String, Answer>,
-    answers: &[(&'static str, BTreeMap<String, Answer>)],
+    loki: &BTreeMap<String, RecordedAnswer>,
+    answers: &[(&'static str, BTreeMap<String, RecordedAnswer>)],
     gaps: &BTreeMap<String, String>,
 ) -> Vec<String> {
     let mut out = Vec::new();

@@ -464,7 +464,7 @@ async fn bad_requests_answered_like_a_real_loki() {
 async fn bad_requests_answered_like_the_recorded_loki() {
     let text = std::fs::read_to_string(golden_path()).expect(
         "tests/golden/errors/loki.json is missing; record it with \
-         LOKIVL_LOKI_BIN=... LOKIVL_RECORD_GOLDEN=1 cargo test -p proxy --test differential_errors",
+         LOKIVL_LOKI_BIN=... LOKIVL_RECORD_GOLDEN=1 cargo test -p proxy --test differential errors::",
     );
     let loki: BTreeMap<String, Recorded> = serde_json::from_str(&text).expect("valid golden");
     let lokivl = support::start_lokivl(&dead_backend()).await;

@@ -16,7 +16,7 @@ async fn answers_match_the_recorded_victorialogs_responses() {
         let golden = backend::read_golden(release).unwrap_or_else(|| {
             panic!(
                 "{} is missing; record it with LOKIVL_VL_BIN=<VictoriaLogs {release}> \
-                 LOKIVL_RECORD_GOLDEN=1 cargo test -p proxy --test e2e_victorialogs",
+                 LOKIVL_RECORD_GOLDEN=1 cargo test -p proxy --test e2e victorialogs::",
                 backend::golden_path(release).display()
             )
         });

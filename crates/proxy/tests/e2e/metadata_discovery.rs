@@ -159,7 +159,7 @@ async fn metadata_and_tail_show_service_name_on_real_victorialogs() {
     // Live entries go through VictoriaLogs' tail with the rewritten selector
     // (`service` wins over `app`: this stream's service_name is `api`). For
     // a bare selector Loki sends live entries with their stream labels only
-    // (no `detected_level`, which is metadata; tests/differential_tail.rs).
+    // (no `detected_level`, which is metadata; tests/differential/tail.rs).
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

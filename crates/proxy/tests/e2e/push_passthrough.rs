@@ -38,11 +38,7 @@ async fn recording_vl() -> (String, Seen) {
         }
     }
     let app = Router::new().fallback(handler).with_state(seen.clone());
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(l, app).await;
-    });
+    let url = format!("http://{}", crate::support::fake_vl::serve(app).await);
     (url, seen)
 }
 

@@ -12,16 +12,16 @@
 //!
 //! ```sh
 //! LOKIVL_SOAK=1 LOKIVL_VL_BIN=/opt/vl/victoria-logs \
-//!   cargo test --release -p proxy --test soak_victorialogs -- --nocapture
+//!   cargo test --release -p proxy --test e2e soak -- --nocapture
 //! ```
 
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::support::backend::{VictoriaLogs, find_vl_binary};
 use crate::support::client;
+use crate::support::lokivl::Lokivl;
 
 /// lokivl's default response-cache bound (`--cache-max-bytes`, 256 MiB).
 const CACHE_BOUND: u64 = 256 << 20;
@@ -36,15 +36,6 @@ fn env_num(name: &str, default: u64) -> u64 {
 }
 
 /// Kills lokivl when the test ends, however it ends.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 async fn rss(base: &str) -> Option<u64> {
     let (_, text) = client::send("GET", &format!("{base}/metrics"), &[], Vec::new())
         .await
@@ -118,39 +109,9 @@ async fn soak_200_clients_mixed_queries() {
     }
     vl.flush().await;
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let base = format!("http://127.0.0.1:{port}");
-    let _lokivl = Child(
-        Command::new(env!("CARGO_BIN_EXE_lokivl"))
-            .args([
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--backend",
-                &vl.url,
-            ])
-            .env("LOKIVL_LOG_LEVEL", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start lokivl"),
-    );
-    let ready = Instant::now();
-    while client::send("GET", &format!("{base}/ready"), &[], Vec::new())
-        .await
-        .map(|a| (a.status.as_u16(), a.body))
-        .map(|r| r.0)
-        != Ok(200)
-    {
-        assert!(
-            ready.elapsed() < Duration::from_secs(20),
-            "lokivl not ready"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    // Waits until `/ready` answers 200; killed on drop.
+    let lokivl = Lokivl::start(&vl.url, &[]).await;
+    let base = lokivl.base.clone();
     let rss_start = rss(&base).await.unwrap_or(0);
 
     let start_s = (now - hour) / 1_000_000_000;

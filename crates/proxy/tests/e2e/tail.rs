@@ -55,10 +55,8 @@ async fn pushed_lines_arrive_within_two_seconds() {
         .await;
 
     let settings = proxy::config::Settings::new(&vl.url).unwrap();
-    let app = proxy::app::router(settings).unwrap();
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(proxy::app::serve(l, app, std::future::pending()));
+    let base = support::lokivl::start_proxy(settings).await;
+    let addr = base.trim_start_matches("http://");
 
     let url = format!("ws://{addr}/loki/api/v1/tail?query=%7Bapp%3D%22tailed%22%7D&limit=10");
     let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();

@@ -14,18 +14,19 @@ async fn push(vl: &str, account: &str, app: &str, secret_label: &str, line: &str
         "values": [[ts.to_string(), line]]
     }]})
     .to_string();
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<http_body_util::Full<bytes::Bytes>>();
-    let req = http::Request::post(format!(
-        "{vl}/insert/loki/api/v1/push?disable_message_parsing=1"
-    ))
-    .header("content-type", "application/json")
-    .header("AccountID", account)
-    .header("ProjectID", "0")
-    .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+    let a = client::send(
+        "POST",
+        &format!("{vl}/insert/loki/api/v1/push?disable_message_parsing=1"),
+        &[
+            ("content-type", "application/json"),
+            ("AccountID", account),
+            ("ProjectID", "0"),
+        ],
+        body.into_bytes(),
+    )
+    .await
     .unwrap();
-    let resp = client.request(req).await.unwrap();
-    assert!(resp.status().is_success(), "{}", resp.status());
+    assert!(a.status.is_success(), "{}", a.status);
 }
 
 fn data(body: &str) -> serde_json::Value {
@@ -76,10 +77,7 @@ async fn tenants_are_isolated() {
     std::fs::write(&map, "team-a: {account_id: 1}\nteam-b: {account_id: 2}\n").unwrap();
     let mut s = proxy::config::Settings::new(&vl.url).unwrap();
     s.tenant.map = Some(map);
-    let app = proxy::app::router(s).unwrap();
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(proxy::app::serve(l, app, std::future::pending()));
+    let base = crate::support::lokivl::start_proxy(s).await;
 
     let (start, end) = ((now - 3_600_000_000_000).to_string(), (now + 1).to_string());
     let range = [("start", start.as_str()), ("end", end.as_str())];

@@ -59,16 +59,14 @@ async fn body_limit_is_413() {
     let mut s = settings(&vl.url());
     s.limits.max_body_bytes = 1000;
     let base = start_proxy(s).await;
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<http_body_util::Full<bytes::Bytes>>();
-    let req = http::Request::post(format!("{base}/loki/api/v1/query_range"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(http_body_util::Full::new(bytes::Bytes::from(
-            "query=".to_owned() + &"a".repeat(5000),
-        )))
-        .unwrap();
-    let resp = client.request(req).await.unwrap();
-    assert_eq!(resp.status(), 413);
+    let a = crate::support::client::try_post(
+        &format!("{base}/loki/api/v1/query_range"),
+        "application/x-www-form-urlencoded",
+        ("query=".to_owned() + &"a".repeat(5000)).into_bytes(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(a.status, 413);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

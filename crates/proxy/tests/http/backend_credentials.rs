@@ -2,14 +2,12 @@
 //! auth, and the password shows nowhere: not in error answers, `/ready`,
 //! `/metrics`, the startup line, the access log, or a startup error.
 
-use std::io::Read as _;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::support::client::get;
 use crate::support::client::qs;
-use crate::support::lokivl::start_proxy;
+use crate::support::lokivl::{run_captured, start_proxy};
 use axum::Router;
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -61,9 +59,7 @@ async fn url_credentials_are_basic_auth() {
             ),
         )
         .with_state(Arc::clone(&seen));
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    let addr = crate::support::fake_vl::serve(app).await;
     let base = start_proxy(settings(&format!("http://vluser:{SECRET}@{addr}"))).await;
     let a = get(&format!("{base}/loki/api/v1/labels")).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
@@ -99,56 +95,20 @@ async fn errors_ready_and_metrics_never_show_the_password() {
     }
 }
 
-/// Runs the binary until `stop` returns, then kills it; its stdout and stderr.
-fn run_lokivl(args: &[&str], stop: impl FnOnce(&mut std::process::Child)) -> (String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lokivl"))
-        .args(args)
-        .env("LOKIVL_LOG_LEVEL", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start lokivl");
-    stop(&mut child);
-    let _ = child.kill();
-    let _ = child.wait();
-    let mut out = String::new();
-    let mut err = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    (out, err)
-}
-
 #[test]
 fn the_startup_line_and_access_log_never_show_the_password() {
     let (listen, vl) = (closed_port(), closed_port());
     let backend = format!("http://vluser:{SECRET}@127.0.0.1:{vl}");
     let listen_arg = format!("127.0.0.1:{listen}");
-    let (out, err) = run_lokivl(&["--listen", &listen_arg, "--backend", &backend], |_| {
+    let (out, err) = run_captured(&["--listen", &listen_arg, "--backend", &backend], |_| {
         let rt = tokio::runtime::Runtime::new().unwrap();
         rt.block_on(async {
             let base = format!("http://127.0.0.1:{listen}");
             let began = Instant::now();
             // Poll until it listens; then one failing query for the access log.
             loop {
-                let client = hyper_util::client::legacy::Client::builder(
-                    hyper_util::rt::TokioExecutor::new(),
-                )
-                .build_http::<http_body_util::Full<bytes::Bytes>>();
-                let req = http::Request::get(query_url(&base))
-                    .body(http_body_util::Full::default())
-                    .unwrap();
-                if let Ok(resp) = client.request(req).await {
-                    assert_eq!(resp.status(), StatusCode::BAD_GATEWAY);
+                if let Ok(a) = crate::support::client::try_get(&query_url(&base), &[]).await {
+                    assert_eq!(a.status, StatusCode::BAD_GATEWAY);
                     break;
                 }
                 assert!(
@@ -168,7 +128,7 @@ fn the_startup_line_and_access_log_never_show_the_password() {
 
 #[test]
 fn a_startup_error_masks_the_password() {
-    let (out, err) = run_lokivl(
+    let (out, err) = run_captured(
         &["--backend", &format!("ftp://vluser:{SECRET}@127.0.0.1:1")],
         |c| {
             let _ = c.wait();

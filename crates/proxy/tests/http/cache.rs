@@ -229,9 +229,7 @@ async fn echo_vl() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
             format!("{row}\n")
         }
     });
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    let addr = crate::support::fake_vl::serve(app).await;
     (addr, calls)
 }
 

@@ -147,11 +147,7 @@ async fn fake_by_kind(stats: &str) -> (String, Arc<Mutex<Vec<String>>>) {
             answer
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let addr = crate::support::fake_vl::serve(app).await;
     (addr, seen)
 }
 

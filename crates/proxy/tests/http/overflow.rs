@@ -90,9 +90,7 @@ async fn echo(uri: axum::http::Uri, body: String) -> String {
 
 async fn router(max_query_length_ns: i64) -> axum::Router {
     let app = axum::Router::new().fallback(echo);
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    let addr = crate::support::fake_vl::serve(app).await;
     let mut s = proxy::config::Settings::new(&format!("http://{addr}")).unwrap();
     s.query_limits.max_query_length_ns = max_query_length_ns;
     proxy::app::router(s).unwrap()

@@ -93,21 +93,14 @@ async fn start_fake(f: Fake) -> String {
         .route("/select/logsql/query", post(query))
         .route("/select/logsql/tail", post(tail))
         .with_state(f);
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    let url = format!("http://{}", crate::support::fake_vl::serve(app).await);
     url
 }
 
 /// lokivl served by its own loop (the one with upgrades), in front of `backend`.
 async fn start_lokivl(backend: &str, tune: impl FnOnce(&mut proxy::config::Settings)) -> String {
-    let mut settings = proxy::config::Settings::new(backend).unwrap();
-    tune(&mut settings);
-    let app = proxy::app::router(settings).unwrap();
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(proxy::app::serve(l, app, std::future::pending()));
-    format!("{addr}")
+    let base = crate::support::lokivl::start_lokivl_with(backend, tune).await;
+    base.trim_start_matches("http://").to_owned()
 }
 
 fn fake(mode: Mode) -> Fake {
@@ -182,15 +175,8 @@ fn close_of(m: Message) -> (CloseCode, String) {
 
 async fn get_plain(addr: &str, q: &str) -> (u16, String) {
     let url = format!("http://{addr}/loki/api/v1/tail?{q}");
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<http_body_util::Full<bytes::Bytes>>();
-    let resp = client.get(url.parse().unwrap()).await.unwrap();
-    let status = resp.status().as_u16();
-    let body = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    let a = crate::support::client::get(&url).await;
+    (a.status.as_u16(), a.body)
 }
 
 #[tokio::test]

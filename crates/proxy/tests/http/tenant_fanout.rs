@@ -61,33 +61,17 @@ async fn start(gather: usize, tune: impl FnOnce(&mut proxy::config::Settings)) -
     let app = Router::new()
         .route("/select/logsql/{*rest}", post(fake))
         .with_state(f.clone());
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let vl = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    let vl = format!("http://{}", crate::support::fake_vl::serve(app).await);
     let mut s = proxy::config::Settings::new(&vl).unwrap();
     s.cache.max_bytes = 0;
     tune(&mut s);
-    let app = proxy::app::router(s).unwrap();
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(proxy::app::serve(l, app, std::future::pending()));
+    let url = crate::support::lokivl::start_proxy(s).await;
     (url, f)
 }
 
 async fn get(url: &str, tenant: &str) -> (u16, String) {
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<http_body_util::Full<bytes::Bytes>>();
-    let req = http::Request::get(url)
-        .header("X-Scope-OrgID", tenant)
-        .body(http_body_util::Full::default())
-        .unwrap();
-    let resp = client.request(req).await.unwrap();
-    let status = resp.status().as_u16();
-    let body = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    let a = crate::support::client::get_with(url, &[("X-Scope-OrgID", tenant)]).await;
+    (a.status.as_u16(), a.body)
 }
 
 fn tenants(n: u32) -> String {

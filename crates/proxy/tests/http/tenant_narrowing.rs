@@ -40,19 +40,14 @@ async fn start() -> (String, Seen) {
     let app = Router::new()
         .route("/select/logsql/query", post(fake))
         .with_state(Arc::clone(&seen));
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let vl = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    let vl = format!("http://{}", crate::support::fake_vl::serve(app).await);
     let dir = std::env::temp_dir().join(format!("lokivl-narrow-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let map = dir.join("tenants.yaml");
     std::fs::write(&map, "team-a: {account_id: 5, project_id: 6}\n").unwrap();
     let mut s = proxy::config::Settings::new(&vl).unwrap();
     s.tenant.map = Some(map);
-    let app = proxy::app::router(s).unwrap();
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(proxy::app::serve(l, app, std::future::pending()));
+    let url = crate::support::lokivl::start_proxy(s).await;
     (url, seen)
 }
 
@@ -63,20 +58,13 @@ async fn streams(url: &str, selector: &str) -> Vec<(String, String)> {
         .append_pair("start", "1767225600000000000")
         .append_pair("end", "1767225700000000000")
         .finish();
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<http_body_util::Full<bytes::Bytes>>();
-    let req = http::Request::get(format!("{url}/loki/api/v1/query_range?{q}"))
-        .header("X-Scope-OrgID", "team-a|12")
-        .body(http_body_util::Full::default())
-        .unwrap();
-    let resp = client.request(req).await.unwrap();
-    let status = resp.status().as_u16();
-    let body = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
-    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
-    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let a = crate::support::client::get_with(
+        &format!("{url}/loki/api/v1/query_range?{q}"),
+        &[("X-Scope-OrgID", "team-a|12")],
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let v: serde_json::Value = serde_json::from_str(&a.body).unwrap();
     v["data"]["result"]
         .as_array()
         .unwrap()

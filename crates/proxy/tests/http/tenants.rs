@@ -51,18 +51,13 @@ async fn start(
     let app = Router::new()
         .route("/select/logsql/{*rest}", post(fake))
         .with_state(Arc::clone(&seen));
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let vl = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    let vl = format!("http://{}", crate::support::fake_vl::serve(app).await);
     let mut s = proxy::config::Settings::new(&vl).unwrap();
     s.tenant.map = Some(map.to_owned());
     s.tenant.default = "7:8".to_owned();
     s.tenant.reload = Duration::from_millis(100);
     tune(&mut s);
-    let app = proxy::app::router(s).unwrap();
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(proxy::app::serve(l, app, std::future::pending()));
+    let url = crate::support::lokivl::start_proxy(s).await;
     (url, seen)
 }
 
@@ -75,22 +70,9 @@ fn map_file(name: &str, text: &str) -> std::path::PathBuf {
 }
 
 async fn get(url: &str, tenant: Option<&str>) -> (u16, String) {
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<http_body_util::Full<bytes::Bytes>>();
-    let mut req = http::Request::get(url);
-    if let Some(t) = tenant {
-        req = req.header("X-Scope-OrgID", t);
-    }
-    let resp = client
-        .request(req.body(http_body_util::Full::default()).unwrap())
-        .await
-        .unwrap();
-    let status = resp.status().as_u16();
-    let body = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    let headers: Vec<(&str, &str)> = tenant.map(|t| ("X-Scope-OrgID", t)).into_iter().collect();
+    let a = crate::support::client::get_with(url, &headers).await;
+    (a.status.as_u16(), a.body)
 }
 
 fn take(seen: &Seen) -> Vec<(String, String)> {

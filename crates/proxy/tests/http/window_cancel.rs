@@ -92,11 +92,7 @@ async fn fake_vl() -> (Vl, String) {
     let app = Router::new()
         .route("/select/logsql/{*rest}", axum::routing::post(answer))
         .with_state(vl.clone());
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    tokio::spawn(async move {
-        let _ = axum::serve(l, app).await;
-    });
+    let addr = crate::support::fake_vl::serve(app).await;
     (vl, addr)
 }
 

@@ -111,11 +111,7 @@ async fn fake_vl(rows: Vec<Row>) -> (Vl, String) {
     let app = Router::new()
         .route("/select/logsql/query", axum::routing::post(answer))
         .with_state(vl.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let addr = crate::support::fake_vl::serve(app).await;
     (vl, addr)
 }
 

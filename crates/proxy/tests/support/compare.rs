@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::differential::Answer;
+use super::differential::Compared;
 
 /// Relative tolerance for sample values of metric answers (issue 5): two
 /// value strings within it are equal; everything else compares exactly.
@@ -140,7 +140,7 @@ fn first_diff(path: &str, loki: &Value, lokivl: &Value, mode: Values) -> Option<
 /// of matrix, vector and scalar answers are equal within a relative 1e-9
 /// (issue 5: float sums in another order differ in the last digit); labels,
 /// timestamps, series sets and log lines compare exactly.
-pub fn compare(loki: &Answer, lokivl: &Answer) -> Option<String> {
+pub fn compare(loki: &Compared, lokivl: &Compared) -> Option<String> {
     if loki.status != lokivl.status {
         let body = lokivl
             .text
@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn comparison_reports_the_first_difference() {
-        let a = Answer::from_http(
+        let a = Compared::from_http(
             "r".into(),
             200,
             r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"1"},"values":[[1.5,"0.1"]]}],"stats":{"x":1}}}"#,
@@ -227,7 +227,7 @@ mod tests {
             serde_json::json!(1.5000000000001);
         assert!(compare(&a, &t).unwrap().contains("values[0][0]"));
         // Log lines stay exact even when they spell numbers.
-        let s1 = Answer::from_http(
+        let s1 = Compared::from_http(
             "r".into(),
             200,
             r#"{"status":"success","data":{"resultType":"streams","result":[{"stream":{"a":"1"},"values":[["1","0.1"]]}]}}"#,
@@ -240,7 +240,7 @@ mod tests {
         assert!(is_sample_value(".data.result[1]"));
         assert!(is_sample_value(".data.result[3].value[1]"));
         assert!(!is_sample_value(".data.result[3].metric.x[1]"));
-        let e = Answer::from_http("r".into(), 400, "parse error\n");
+        let e = Compared::from_http("r".into(), 400, "parse error\n");
         assert!(
             compare(&a, &e)
                 .unwrap()

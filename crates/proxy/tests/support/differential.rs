@@ -342,7 +342,7 @@ impl Suite {
         &self,
         vl_bin: &Path,
         base_ns: i64,
-        answers: &BTreeMap<String, Answer>,
+        answers: &BTreeMap<String, Compared>,
         exchanges: Golden,
     ) {
         if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_none() {
@@ -424,7 +424,7 @@ pub fn parse_known_gaps(text: &str) -> Result<BTreeMap<String, String>, String> 
 /// One answer, as compared: status plus the JSON body without `data.stats`
 /// (stats change on every run and are not compared), or the raw text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Answer {
+pub struct Compared {
     /// The request that produced it (see [`Query::request_text`]).
     pub request: String,
     pub status: u16,
@@ -434,21 +434,21 @@ pub struct Answer {
     pub text: Option<String>,
 }
 
-impl Answer {
-    pub(crate) fn from_http(request: String, status: u16, body: &str) -> Answer {
+impl Compared {
+    pub(crate) fn from_http(request: String, status: u16, body: &str) -> Compared {
         match serde_json::from_str::<Value>(body) {
             Ok(mut v) if v.is_object() => {
                 if let Some(data) = v.get_mut("data").and_then(Value::as_object_mut) {
                     data.remove("stats");
                 }
-                Answer {
+                Compared {
                     request,
                     status,
                     json: Some(v),
                     text: None,
                 }
             }
-            _ => Answer {
+            _ => Compared {
                 request,
                 status,
                 json: None,
@@ -459,7 +459,7 @@ impl Answer {
 }
 
 /// Asks `base_url` (Loki or lokivl) one query.
-pub async fn ask(base_url: &str, q: &Query, base_ns: i64) -> Answer {
+pub async fn ask(base_url: &str, q: &Query, base_ns: i64) -> Compared {
     let (path, params) = q.request(base_ns);
     let pairs: Vec<(&str, &str)> = params
         .iter()
@@ -476,8 +476,8 @@ pub async fn ask(base_url: &str, q: &Query, base_ns: i64) -> Answer {
         .await
         .map(client::Answer::parts)
     {
-        Ok((status, _, body)) => Answer::from_http(request, status, &body),
-        Err(e) => Answer {
+        Ok((status, _, body)) => Compared::from_http(request, status, &body),
+        Err(e) => Compared {
             request,
             status: 0,
             json: None,
@@ -487,7 +487,11 @@ pub async fn ask(base_url: &str, q: &Query, base_ns: i64) -> Answer {
 }
 
 /// Asks every query, in list order.
-pub async fn ask_all(base_url: &str, queries: &[Query], base_ns: i64) -> BTreeMap<String, Answer> {
+pub async fn ask_all(
+    base_url: &str,
+    queries: &[Query],
+    base_ns: i64,
+) -> BTreeMap<String, Compared> {
     let mut out = BTreeMap::new();
     for q in queries {
         out.insert(q.id.clone(), ask(base_url, q, base_ns).await);
@@ -500,7 +504,7 @@ pub async fn ask_all(base_url: &str, queries: &[Query], base_ns: i64) -> BTreeMa
 pub struct LokiGolden {
     /// Dataset base time in nanoseconds.
     pub base_ns: i64,
-    pub answers: BTreeMap<String, Answer>,
+    pub answers: BTreeMap<String, Compared>,
 }
 
 /// VictoriaLogs exchanges recorded while lokivl answered the queries.
@@ -545,10 +549,10 @@ pub fn base_ns() -> i64 {
 pub async fn settle_random_picks(
     loki_url: &str,
     queries: &[Query],
-    mut loki: std::collections::BTreeMap<String, Answer>,
-    lokivl: &std::collections::BTreeMap<String, Answer>,
+    mut loki: std::collections::BTreeMap<String, Compared>,
+    lokivl: &std::collections::BTreeMap<String, Compared>,
     base_ns: i64,
-) -> std::collections::BTreeMap<String, Answer> {
+) -> std::collections::BTreeMap<String, Compared> {
     for q in queries {
         let (Some(l), Some(v)) = (loki.get(&q.id), lokivl.get(&q.id)) else {
             continue;
@@ -601,7 +605,7 @@ pub async fn ask_both(
     lokivl_url: &str,
     queries: &[Query],
     base_ns: i64,
-) -> (BTreeMap<String, Answer>, BTreeMap<String, Answer>) {
+) -> (BTreeMap<String, Compared>, BTreeMap<String, Compared>) {
     let loki = ask_all(loki_url, queries, base_ns).await;
     let lokivl = ask_all(lokivl_url, queries, base_ns).await;
     let loki = settle_random_picks(loki_url, queries, loki, &lokivl, base_ns).await;
@@ -617,8 +621,8 @@ pub struct Verdict {
 /// Compares every query and checks the result against the known gaps.
 pub fn judge(
     queries: &[Query],
-    loki: &BTreeMap<String, Answer>,
-    lokivl: &BTreeMap<String, Answer>,
+    loki: &BTreeMap<String, Compared>,
+    lokivl: &BTreeMap<String, Compared>,
     gaps: &BTreeMap<String, String>,
 ) -> Verdict {
     let mut report = String::new();
@@ -705,7 +709,7 @@ pub fn judge(
     Verdict { report, failures }
 }
 
-fn has_data(a: &Answer) -> bool {
+fn has_data(a: &Compared) -> bool {
     a.json
         .as_ref()
         .and_then(|v| v.pointer("/data/result"))

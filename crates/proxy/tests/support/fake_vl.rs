@@ -213,3 +213,14 @@ pub async fn harness_discovering(answers: Vec<(&str, Canned)>) -> Harness {
 /// The nanosecond timestamps every query test uses: 2026-08-22T10:00:00Z and one hour before.
 pub const START_NS: i64 = 1_787_389_200_000_000_000;
 pub const END_NS: i64 = 1_787_392_800_000_000_000;
+
+/// Serves `app`, a test's own fake VictoriaLogs routes (streaming, per
+/// tenant, slow), on a free loopback port; returns `127.0.0.1:port`.
+pub async fn serve(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    addr
+}

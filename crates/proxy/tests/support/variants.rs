@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::backend::Tap;
-use super::differential::{self, Answer, Kind, Query};
+use super::differential::{self, Compared, Kind, Query};
 
 /// A named change to lokivl's settings.
 pub struct Variant {
@@ -50,7 +50,7 @@ pub async fn ask_all(
     backend: &str,
     queries: &[Query],
     base_ns: i64,
-) -> Vec<(&'static str, BTreeMap<String, Answer>)> {
+) -> Vec<(&'static str, BTreeMap<String, Compared>)> {
     ask_all_on(backend, queries, base_ns, |_| {}).await
 }
 
@@ -61,7 +61,7 @@ pub async fn ask_all_on(
     queries: &[Query],
     base_ns: i64,
     base: fn(&mut proxy::config::Settings),
-) -> Vec<(&'static str, BTreeMap<String, Answer>)> {
+) -> Vec<(&'static str, BTreeMap<String, Compared>)> {
     let mut out = Vec::new();
     for v in all() {
         let lokivl = super::start_lokivl_with(backend, |s| {
@@ -82,8 +82,8 @@ pub async fn ask_all_on(
 /// right is not an error here (the default set-up keeps the list honest).
 pub fn failures(
     queries: &[Query],
-    loki: &BTreeMap<String, Answer>,
-    answers: &[(&'static str, BTreeMap<String, Answer>)],
+    loki: &BTreeMap<String, Compared>,
+    answers: &[(&'static str, BTreeMap<String, Compared>)],
     gaps: &BTreeMap<String, String>,
 ) -> Vec<String> {
     let mut out = Vec::new();
@@ -103,7 +103,7 @@ pub fn failures(
 /// Metric range queries of the list with an explicit step, at most `n`.
 fn refreshable<'a>(
     queries: &'a [Query],
-    loki: &BTreeMap<String, Answer>,
+    loki: &BTreeMap<String, Compared>,
     n: usize,
 ) -> Vec<&'a Query> {
     queries
@@ -130,7 +130,7 @@ fn refreshable<'a>(
 pub async fn refresh_failures(
     tap: &Tap,
     queries: &[Query],
-    loki: &BTreeMap<String, Answer>,
+    loki: &BTreeMap<String, Compared>,
     base_ns: i64,
 ) -> Vec<String> {
     refresh_failures_on(tap, queries, loki, base_ns, |_| {}).await
@@ -140,7 +140,7 @@ pub async fn refresh_failures(
 pub async fn refresh_failures_on(
     tap: &Tap,
     queries: &[Query],
-    loki: &BTreeMap<String, Answer>,
+    loki: &BTreeMap<String, Compared>,
     base_ns: i64,
     base: fn(&mut proxy::config::Settings),
 ) -> Vec<String> {

@@ -4,7 +4,7 @@
 
 pub mod process;
 
-pub use process::Lokivl;
+pub use process::{Lokivl, run_captured};
 
 /// Starts lokivl with `settings` on a free loopback port, served by
 /// `proxy::app::serve`; returns its base URL (`http://127.0.0.1:port`).

@@ -304,3 +304,36 @@ impl ReadyProbe {
         );
     }
 }
+
+/// Runs the binary with `args` until `stop` returns, then kills it; its stdout and stderr.
+pub fn run_captured(
+    args: &[&str],
+    stop: impl FnOnce(&mut std::process::Child),
+) -> (String, String) {
+    use std::io::Read as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lokivl"))
+        .args(args)
+        .env("LOKIVL_LOG_LEVEL", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start lokivl");
+    stop(&mut child);
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut out = String::new();
+    let mut err = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (out, err)
+}
