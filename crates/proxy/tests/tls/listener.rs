@@ -78,12 +78,7 @@ async fn https_listener_serves_ready() {
     .unwrap_err();
     assert!(err.contains("certificate"), "{err}");
     // Plain HTTP on the TLS port gets no HTTP answer.
-    let client: hyper_util::client::legacy::Client<_, http_body_util::Full<bytes::Bytes>> =
-        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-            .build_http();
-    let plain = client
-        .get(format!("http://{addr}/ready").parse().unwrap())
-        .await;
+    let plain = crate::support::client::try_get(&format!("http://{addr}/ready"), &[]).await;
     assert!(plain.is_err(), "{plain:?}");
 }
 
