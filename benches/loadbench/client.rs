@@ -1,4 +1,6 @@
-//! A pooled HTTP/1 client for loopback targets only.
+//! A pooled HTTP/1 client for loopback targets only: the test kit's client
+//! (`crates/proxy/tests/support/client.rs`, included as it is) bound to one
+//! base URL, with a timeout and a loopback check.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -6,10 +8,12 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use bytes::Bytes;
 use http::{Method, Request, Uri};
-use http_body_util::{BodyExt as _, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http_body_util::Full;
+
+/// The test kit's HTTP client, shared with lokivl's test suites.
+#[path = "../../crates/proxy/tests/support/client.rs"]
+#[allow(dead_code, unreachable_pub, missing_docs)]
+mod kit;
 
 /// What one request returned.
 #[derive(Debug, Clone)]
@@ -23,7 +27,7 @@ pub(crate) struct Reply {
 /// A keep-alive client bound to one base URL on the loopback interface.
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: kit::Client,
     base: String,
     timeout: Duration,
 }
@@ -36,12 +40,7 @@ impl Target {
     pub(crate) fn new(base: &str, timeout: Duration, pool: usize) -> anyhow::Result<Self> {
         let base = base.trim_end_matches('/').to_owned();
         check_loopback(&base)?;
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(pool)
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build(connector);
+        let client = kit::Client::pooled(pool);
         Ok(Self {
             client,
             base,
@@ -78,15 +77,11 @@ impl Target {
             Err(e) => return failed(format!("bad request: {e}")),
         };
         let call = async {
-            let resp = self.client.request(req).await.map_err(|e| e.to_string())?;
-            let status = resp.status().as_u16();
-            let body = resp
-                .into_body()
-                .collect()
-                .await
-                .map_err(|e| e.to_string())?
-                .to_bytes();
-            Ok::<_, String>(Reply { status, body })
+            let (status, _, body) = self.client.fetch(req).await?;
+            Ok::<_, String>(Reply {
+                status: status.as_u16(),
+                body,
+            })
         };
         match tokio::time::timeout(self.timeout, call).await {
             Ok(Ok(r)) => r,

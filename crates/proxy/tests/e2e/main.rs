@@ -1,0 +1,20 @@
+//! End-to-end suites against a real VictoriaLogs (`LOKIVL_VL_BIN`; each test
+//! prints one `skipped:` line without it), the replay of the end-to-end
+//! goldens (no server needed), and the soak test (`LOKIVL_SOAK=1`).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod context_windows;
+mod discovery;
+mod drilldown;
+mod golden_replay;
+mod line_levels;
+mod metadata_discovery;
+mod metric_discovery;
+mod push_passthrough;
+mod soak;
+mod tail;
+mod tenants;
+mod victorialogs;
+mod windows_property;

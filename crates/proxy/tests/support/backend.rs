@@ -1,0 +1,428 @@
+//! The VictoriaLogs side of the end-to-end checks: a real instance with a
+//! recorder in front of it, or a replay server that answers from golden files.
+//!
+//! Both sit on loopback between lokivl and VictoriaLogs. The recorder keys each
+//! exchange by path and normalised form parameters, so the replay server can
+//! answer the same request with the same bytes on a machine without
+//! VictoriaLogs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use super::client;
+
+/// One recorded VictoriaLogs exchange.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Exchange {
+    pub status: u16,
+    pub content_type: String,
+    pub body: String,
+}
+
+/// The golden file: request key → exchange, sorted for stable diffs.
+pub type Golden = BTreeMap<String, Exchange>;
+
+/// The VictoriaLogs release lines the goldens are recorded from. Every
+/// replay checks lokivl against each, since their LogsQL differs in
+/// meaning (see `proxy::backend::dialect`); a missing recording fails.
+pub const VL_RELEASES: [&str; 2] = ["v1.26", "v1.51"];
+
+/// Where the goldens recorded from VictoriaLogs `release` live.
+pub fn golden_root(release: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("victorialogs-{release}"))
+}
+
+/// Where the end-to-end suite's VictoriaLogs responses from `release` live.
+pub fn golden_path(release: &str) -> PathBuf {
+    golden_root(release).join("e2e/victorialogs.json")
+}
+
+/// The release line (`v1.51`) of the VictoriaLogs binary `bin`, which names
+/// the golden directory a recording goes to: `LOKIVL_VL_RELEASE` if set,
+/// else the version the binary prints. Panics when neither names one (a
+/// binary built without version information): a recording must not go to
+/// another release's directory.
+pub fn release_of(bin: &Path) -> String {
+    if let Ok(r) = std::env::var("LOKIVL_VL_RELEASE") {
+        return r;
+    }
+    let out = Command::new(bin)
+        .arg("-version")
+        .output()
+        .expect("run victoria-logs -version");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    release_in(&text).unwrap_or_else(|| {
+        panic!(
+            "{} prints no version ({text:?}); set LOKIVL_VL_RELEASE (e.g. v1.26) to record its goldens",
+            bin.display()
+        )
+    })
+}
+
+/// `vMAJOR.MINOR` of the first `vMAJOR.MINOR.PATCH` in `text`.
+fn release_in(text: &str) -> Option<String> {
+    text.match_indices('v').find_map(|(i, _)| {
+        let mut parts = text[i + 1..].splitn(3, '.');
+        let major = parts.next()?;
+        let minor = parts.next()?;
+        let patch = parts.next()?;
+        let num = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let patch_ok = patch.bytes().next().is_some_and(|b| b.is_ascii_digit());
+        (num(major) && num(minor) && patch_ok).then(|| format!("v{major}.{minor}"))
+    })
+}
+
+/// Path plus sorted form parameters (from the query string and a form body).
+pub fn request_key(uri: &Uri, body: &[u8]) -> String {
+    let mut params: Vec<(String, String)> = Vec::new();
+    if let Some(q) = uri.query() {
+        params.extend(form_urlencoded::parse(q.as_bytes()).into_owned());
+    }
+    params.extend(form_urlencoded::parse(body).into_owned());
+    params.sort();
+    let mut ser = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in &params {
+        ser.append_pair(k, v);
+    }
+    format!("{} {}", uri.path(), ser.finish())
+}
+
+/// Finds the VictoriaLogs binary: `LOKIVL_VL_BIN`, else `victoria-logs` on PATH.
+pub fn find_vl_binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("LOKIVL_VL_BIN") {
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("victoria-logs"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// A VictoriaLogs process on a free loopback port, killed on drop.
+pub struct VictoriaLogs {
+    child: Child,
+    pub url: String,
+    data_dir: PathBuf,
+}
+
+impl Drop for VictoriaLogs {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+impl VictoriaLogs {
+    /// Starts VictoriaLogs with a fresh data directory and waits until it is healthy.
+    pub async fn start(bin: &Path) -> VictoriaLogs {
+        Self::start_with(bin, &[]).await
+    }
+
+    /// [`VictoriaLogs::start`] with extra command-line `flags`.
+    pub async fn start_with(bin: &Path, flags: &[&str]) -> VictoriaLogs {
+        let port = free_port();
+        let data_dir =
+            std::env::temp_dir().join(format!("lokivl-e2e-{}-{port}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&data_dir);
+        let child = Command::new(bin)
+            .arg(format!("-httpListenAddr=127.0.0.1:{port}"))
+            .arg(format!("-storageDataPath={}", data_dir.display()))
+            .arg("-retentionPeriod=100y")
+            .arg("-loggerLevel=ERROR")
+            .args(flags)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start VictoriaLogs");
+        let vl = VictoriaLogs {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            data_dir,
+        };
+        for _ in 0..200 {
+            let health = format!("{}/health", vl.url);
+            if let Ok(a) = client::get_within(&health, &[], Duration::from_secs(1)).await
+                && a.status == 200
+            {
+                return vl;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("VictoriaLogs did not become healthy at {}", vl.url);
+    }
+
+    /// Makes everything pushed so far searchable.
+    pub async fn flush(&self) {
+        let a = client::try_get(&format!("{}/internal/force_flush", self.url), &[])
+            .await
+            .expect("flush VictoriaLogs");
+        assert_eq!(a.status, 200);
+    }
+
+    /// Pushes a Loki JSON body into VictoriaLogs tenant `account`:0 and flushes.
+    pub async fn ingest_as(&self, account: &str, loki_push_json: String) {
+        let a = client::send(
+            "POST",
+            &format!(
+                "{}/insert/loki/api/v1/push?disable_message_parsing=1",
+                self.url
+            ),
+            &[
+                ("content-type", "application/json"),
+                ("AccountID", account),
+                ("ProjectID", "0"),
+            ],
+            loki_push_json.into_bytes(),
+        )
+        .await
+        .expect("push to VictoriaLogs");
+        assert!(a.status.is_success(), "push failed: {}", a.status);
+        self.flush().await;
+    }
+
+    /// Pushes a Loki JSON body, keeping messages raw, and makes it searchable.
+    pub async fn ingest(&self, loki_push_json: String) {
+        let a = client::try_post(
+            &format!(
+                "{}/insert/loki/api/v1/push?disable_message_parsing=1",
+                self.url
+            ),
+            "application/json",
+            loki_push_json.into_bytes(),
+        )
+        .await
+        .expect("push to VictoriaLogs");
+        assert!(
+            a.status == 204 || a.status == 200,
+            "push failed: {} {}",
+            a.status,
+            a.body
+        );
+        self.flush().await;
+    }
+
+    /// Pushes `lines` (time in ns, text) of stream `{app="<app>"}`, messages
+    /// kept raw, and makes them searchable.
+    pub async fn push_lines(&self, app: &str, lines: &[(i64, String)]) {
+        let values: Vec<serde_json::Value> = lines
+            .iter()
+            .map(|(t, l)| serde_json::json!([t.to_string(), l]))
+            .collect();
+        let body = serde_json::json!({"streams": [{"stream": {"app": app}, "values": values}]})
+            .to_string();
+        self.ingest(body).await;
+    }
+
+    /// Pushes an OTLP protobuf logs request, as an OpenTelemetry
+    /// collector's `otlphttp` exporter does, and makes it searchable.
+    pub async fn ingest_otlp(&self, body: Vec<u8>) {
+        let a = client::try_post(
+            &format!("{}/insert/opentelemetry/v1/logs", self.url),
+            "application/x-protobuf",
+            body,
+        )
+        .await
+        .expect("OTLP push to VictoriaLogs");
+        assert!(
+            a.status == 200 || a.status == 204,
+            "OTLP push failed: {} {}",
+            a.status,
+            a.body
+        );
+        self.flush().await;
+    }
+}
+
+#[derive(Clone)]
+struct Shared {
+    upstream: Option<String>,
+    exchanges: Arc<Mutex<Golden>>,
+    requests: Arc<AtomicUsize>,
+}
+
+async fn record_or_replay(
+    State(shared): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    shared.requests.fetch_add(1, Ordering::Relaxed);
+    let key = request_key(&uri, &body);
+    match &shared.upstream {
+        Some(upstream) => {
+            let url = format!("{upstream}{}", uri.path());
+            let params = key
+                .split_once(' ')
+                .map(|(_, p)| p)
+                .unwrap_or("")
+                .to_string();
+            let result = if method == Method::GET && params.is_empty() {
+                client::try_get(&url, &[]).await
+            } else {
+                client::try_post(
+                    &url,
+                    "application/x-www-form-urlencoded",
+                    params.into_bytes(),
+                )
+                .await
+            };
+            let _ = headers;
+            match result {
+                Ok(a) => {
+                    let ex = Exchange {
+                        status: a.status.as_u16(),
+                        content_type: a.content_type().to_owned(),
+                        body: a.body,
+                    };
+                    shared
+                        .exchanges
+                        .lock()
+                        .expect("recorder lock")
+                        .insert(key, ex.clone());
+                    respond(&ex)
+                }
+                Err(e) => (StatusCode::BAD_GATEWAY, e).into_response(),
+            }
+        }
+        None => {
+            let found = shared
+                .exchanges
+                .lock()
+                .expect("replay lock")
+                .get(&key)
+                .cloned();
+            match found {
+                Some(ex) => respond(&ex),
+                None => (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!(
+                        "no golden VictoriaLogs response for `{key}`; re-record the suite's goldens \
+                         with LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=1 (docs/testing.md)"
+                    ),
+                )
+                    .into_response(),
+            }
+        }
+    }
+}
+
+fn respond(ex: &Exchange) -> Response {
+    let status = StatusCode::from_u16(ex.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, ex.content_type.clone())],
+        ex.body.clone(),
+    )
+        .into_response()
+}
+
+/// A loopback server in front of VictoriaLogs (recording) or of the golden file (replay).
+pub struct Tap {
+    pub url: String,
+    exchanges: Arc<Mutex<Golden>>,
+    requests: Arc<AtomicUsize>,
+}
+
+impl Tap {
+    /// Records every exchange with `upstream`.
+    pub async fn recording(upstream: &str) -> Tap {
+        Tap::serve(Some(upstream.to_string()), Golden::new()).await
+    }
+
+    /// Answers from the golden file.
+    pub async fn replaying(golden: Golden) -> Tap {
+        Tap::serve(None, golden).await
+    }
+
+    async fn serve(upstream: Option<String>, golden: Golden) -> Tap {
+        let exchanges = Arc::new(Mutex::new(golden));
+        let requests = Arc::new(AtomicUsize::new(0));
+        let app = axum::Router::new()
+            .fallback(record_or_replay)
+            .with_state(Shared {
+                upstream,
+                exchanges: exchanges.clone(),
+                requests: requests.clone(),
+            });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind tap");
+        let url = format!("http://{}", listener.local_addr().expect("tap addr"));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Tap {
+            url,
+            exchanges,
+            requests,
+        }
+    }
+
+    /// Requests that reached the tap so far (recorded or replayed).
+    pub fn requests(&self) -> usize {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// What was recorded so far.
+    pub fn recorded(&self) -> Golden {
+        self.exchanges.lock().expect("tap lock").clone()
+    }
+}
+
+/// Reads the golden file of `release`; `None` when it does not exist.
+pub fn read_golden(release: &str) -> Option<Golden> {
+    let text = std::fs::read_to_string(golden_path(release)).ok()?;
+    Some(serde_json::from_str(&text).expect("golden file is valid JSON"))
+}
+
+/// Writes the golden file of `release` (pretty, sorted keys).
+pub fn write_golden(release: &str, golden: &Golden) {
+    let path = golden_path(release);
+    std::fs::create_dir_all(path.parent().expect("golden dir")).expect("create golden dir");
+    let text = serde_json::to_string_pretty(golden).expect("serialize golden");
+    std::fs::write(&path, text + "\n").expect("write golden file");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::release_in;
+
+    #[test]
+    fn release_lines_come_from_version_strings() {
+        assert_eq!(
+            release_in("victoria-logs-lokivl-tags-v1.51.1-0.20260624061259-dc94972a8708")
+                .as_deref(),
+            Some("v1.51")
+        );
+        assert_eq!(
+            release_in("victoria-logs-20250801-103434-tags-v1.26.0-0-g1234abcd").as_deref(),
+            Some("v1.26")
+        );
+        assert_eq!(release_in("\n"), None);
+        assert_eq!(release_in("victoria-logs-dev"), None);
+    }
+}

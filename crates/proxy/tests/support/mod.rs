@@ -1,0 +1,37 @@
+//! The test kit every suite mounts (`#[path = "../support/mod.rs"] mod support;`).
+//!
+//! It holds one of each thing a suite needs around lokivl:
+//! - [`client`]: the one HTTP client and its one [`client::Answer`] (the
+//!   load benchmark includes the same file);
+//! - [`lokivl`]: lokivl in-process ([`lokivl::start_proxy`] and friends) or
+//!   as the built binary ([`lokivl::Lokivl`]);
+//! - the fake VictoriaLogs, by mode: [`fake_vl`] (canned answers, every
+//!   request recorded), [`faulty_vl`] (raw TCP: hung, slow, garbage,
+//!   truncated, killed), [`tail`] (a streaming `/select/logsql/tail`) and
+//!   [`tls`] (any fake served over HTTPS, with a test PKI);
+//! - [`backend`]: the real VictoriaLogs launcher (`LOKIVL_VL_BIN`), and the
+//!   tap that records its exchanges as goldens or replays them;
+//! - [`loki`]: the real Loki launcher (`LOKIVL_LOKI_BIN`);
+//! - the datasets ([`dataset`], [`realistic`], [`otlp`]) and the
+//!   differential machinery ([`differential`], [`compare`], [`variants`],
+//!   [`suite_run`], [`checks`]).
+#![allow(dead_code, unused_imports, unreachable_pub, missing_docs)]
+
+pub mod backend;
+pub mod checks;
+pub mod client;
+pub mod compare;
+pub mod dataset;
+pub mod differential;
+pub mod fake_vl;
+pub mod faulty_vl;
+pub mod loki;
+pub mod lokivl;
+pub mod otlp;
+pub mod realistic;
+pub mod suite_run;
+pub mod tail;
+pub mod tls;
+pub mod variants;
+
+pub use lokivl::{start_lokivl, start_lokivl_with};
