@@ -12,13 +12,14 @@
 pub mod breaker;
 pub mod dialect;
 pub mod gate;
+pub mod request;
 pub mod stream;
 pub mod tls;
 
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderValue, Method, Request, StatusCode, header};
+use http::{HeaderValue, Method, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
@@ -33,6 +34,7 @@ use crate::tenant::VlTenant;
 use self::breaker::Breaker;
 use self::dialect::{Dialect, OffsetRule};
 use self::gate::Gate;
+pub use self::request::{LogsQl, Request, Take};
 
 /// How long an idle pooled connection is kept; VictoriaLogs closes idle ones after ~2 min.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -282,7 +284,7 @@ impl Backend {
             return OffsetRule::CURRENT;
         };
         match self
-            .post_form_one(tenant, Endpoint::Query, &[("query", dialect::PROBE)])
+            .send_one(tenant, &Request::unbounded(dialect::PROBE))
             .await
         {
             Ok(body) => match dialect::rule_of_probe(&body) {
@@ -316,7 +318,7 @@ impl Backend {
     /// Forwards a raw body (Loki push) with its content headers; returns status, content type and body.
     ///
     /// # Errors
-    /// [`BackendError`] as for [`Backend::post_form`], except that non-2xx answers are returned, not errors.
+    /// [`BackendError`] as for [`Backend::send_one`], except that non-2xx answers are returned, not errors.
     pub async fn forward(
         &self,
         tenant: VlTenant,
@@ -330,7 +332,7 @@ impl Backend {
             uri.push('?');
             uri.push_str(q);
         }
-        let mut b = Request::builder().method(Method::POST).uri(uri);
+        let mut b = http::Request::builder().method(Method::POST).uri(uri);
         for (k, v) in headers {
             b = b.header(k, v);
         }
@@ -348,63 +350,36 @@ impl Backend {
         }
     }
 
-    /// POSTs `form` to `endpoint` and returns the whole 2xx body.
+    /// Sends `req` to one VictoriaLogs tenant and returns the whole 2xx body.
     ///
-    /// `end` in `form` is the last nanosecond wanted (inclusive), in
-    /// nanoseconds; it is sent in the spelling every VictoriaLogs release
-    /// reads alike ([`dialect::exact_end`]).
+    /// Calls for a request's tenant (one or several) go through
+    /// [`Backend::send`] ([`crate::tenant::fanout`]).
     ///
     /// # Errors
     /// [`BackendError`] on connection failure, deadline, non-2xx status or a broken body.
-    pub async fn post_form(
-        &self,
-        ctx: &RequestContext,
-        endpoint: Endpoint,
-        form: &[(&str, &str)],
-    ) -> Result<BytesMut, BackendError> {
-        // `X-Scope-OrgID: a|b`: one call per tenant, merged (see `tenant::fanout`).
-        match ctx.single_tenant() {
-            Some(one) => self.post_form_one(one, endpoint, form).await,
-            None if ctx.tenant().is_multi() => {
-                crate::tenant::fanout::post_form(self, endpoint, form, ctx.tenant()).await
-            }
-            // An unresolved tenant (a defect): refused rather than sent to
-            // VictoriaLogs' default tenant.
-            None => Err(BackendError::Request(
-                "internal error: a VictoriaLogs call was made without the request's tenant".into(),
-            )),
-        }
-    }
-
-    /// [`Backend::post_form`] for one VictoriaLogs tenant, without fan-out.
-    ///
-    /// # Errors
-    /// As [`Backend::post_form`].
-    pub async fn post_form_one(
+    pub async fn send_one(
         &self,
         tenant: VlTenant,
-        endpoint: Endpoint,
-        form: &[(&str, &str)],
+        req: &Request,
     ) -> Result<BytesMut, BackendError> {
-        let body = encode_form(form);
-        let req = Request::builder()
+        let http = http::Request::builder()
             .method(Method::POST)
-            .uri(self.uri(endpoint))
+            .uri(self.uri(req.endpoint))
             .header(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/x-www-form-urlencoded"),
             )
-            .body(Full::new(Bytes::from(body)))
+            .body(Full::new(Bytes::from(req.form())))
             .map_err(|e| BackendError::Request(e.to_string()))?;
-        self.call(Some(tenant), endpoint, req).await
+        self.call(Some(tenant), req.endpoint, http).await
     }
 
     /// GETs `endpoint` (used for `/health`).
     ///
     /// # Errors
-    /// As [`Backend::post_form`].
+    /// As [`Backend::send_one`].
     pub async fn get(&self, endpoint: Endpoint) -> Result<BytesMut, BackendError> {
-        let req = Request::builder()
+        let req = http::Request::builder()
             .method(Method::GET)
             .uri(self.uri(endpoint))
             .body(Full::new(Bytes::new()))
@@ -423,7 +398,7 @@ impl Backend {
         &self,
         tenant: Option<VlTenant>,
         endpoint: Endpoint,
-        mut req: Request<Full<Bytes>>,
+        mut req: http::Request<Full<Bytes>>,
     ) -> Result<BytesMut, BackendError> {
         let started = Instant::now();
         match tenant {
@@ -463,7 +438,7 @@ impl Backend {
     async fn guarded(
         &self,
         endpoint: Endpoint,
-        req: Request<Full<Bytes>>,
+        req: http::Request<Full<Bytes>>,
     ) -> Result<BytesMut, BackendError> {
         let was_open = self.breaker.is_open();
         let permit = self
@@ -499,7 +474,7 @@ impl Backend {
         result
     }
 
-    async fn exchange(&self, req: Request<Full<Bytes>>) -> Result<BytesMut, BackendError> {
+    async fn exchange(&self, req: http::Request<Full<Bytes>>) -> Result<BytesMut, BackendError> {
         let resp = self.client.request(req).await.map_err(|e| {
             let mut reason = error_chain(&e);
             if let Some(hint) = tls::certificate_hint(&e) {
@@ -546,23 +521,6 @@ impl Backend {
             .try_into_mut()
             .unwrap_or_else(|b| BytesMut::from(&b[..])))
     }
-}
-
-/// The form body of `form`, with `end` spelt as [`dialect::exact_end`] does.
-fn encode_form(form: &[(&str, &str)]) -> String {
-    let mut body = form_urlencoded::Serializer::new(String::new());
-    for &(k, v) in form {
-        if k == "end"
-            && let Ok(last) = v.parse::<i64>()
-        {
-            let (end, filter) = dialect::exact_end(last);
-            body.append_pair("end", &end);
-            body.append_pair("extra_filters", &filter);
-        } else {
-            body.append_pair(k, v);
-        }
-    }
-    body.finish()
 }
 
 /// The connector for `opts`: TLS when the backend URL is `https://`, plain TCP for `http://`.

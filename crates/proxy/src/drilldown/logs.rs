@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use logql_parser::LogExpr;
 use serde::Deserialize;
 
-use crate::backend::Endpoint;
+use crate::backend::{Request, Take};
 use crate::context::RequestContext;
 use crate::direction::Direction;
 use crate::encode::streams::{StreamsOptions, encode_streams_discovered};
@@ -204,15 +204,8 @@ pub async fn fetch(
         .await?
         .body
     } else {
-        let q = plan.query.to_string();
-        let (s, e, n) = (start.to_string(), (end - 1).to_string(), limit.to_string());
-        let form = [
-            ("query", q.as_str()),
-            ("start", s.as_str()),
-            ("end", e.as_str()),
-            ("limit", n.as_str()),
-        ];
-        let mut raw = state.backend.post_form(ctx, Endpoint::Query, &form).await?;
+        let req = Request::query(plan.query.clone(), start, end - 1).take(Take::Newest(limit));
+        let mut raw = state.backend.send(ctx, &req).await?;
         let opts = StreamsOptions {
             direction: Direction::Backward,
             limit,

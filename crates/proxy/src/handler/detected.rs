@@ -18,7 +18,7 @@ use axum::response::Response;
 use logql_parser::Expr;
 
 use super::{AppState, json_response};
-use crate::backend::Endpoint;
+use crate::backend::{Endpoint, Request};
 use crate::context::RequestContext;
 use crate::drilldown::discovery::{DETECTED_LEVEL, detected_level};
 use crate::drilldown::{fields, logs, streams};
@@ -51,16 +51,8 @@ pub async fn detected_labels(
         return Err(params::ParamError::EndBeforeStart.into());
     }
     let sel = streams::select(form.logql("query")?, false, ctx.discovery())?;
-    let (s, e) = (b.start.to_string(), b.end.to_string());
-    let form = [
-        ("query", sel.vl_query.as_str()),
-        ("start", s.as_str()),
-        ("end", e.as_str()),
-    ];
-    let body = state
-        .backend
-        .post_form(&ctx, Endpoint::Streams, &form)
-        .await?;
+    let req = Request::new(Endpoint::Streams, sel.vl_query.as_str(), b.start, b.end);
+    let body = state.backend.send(&ctx, &req).await?;
     #[derive(serde::Deserialize)]
     struct Hit {
         value: String,

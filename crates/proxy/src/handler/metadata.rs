@@ -22,7 +22,7 @@ use http::StatusCode;
 use logql_parser::Expr;
 
 use super::{AppState, json_response};
-use crate::backend::Endpoint;
+use crate::backend::{Endpoint, Request};
 use crate::context::RequestContext;
 use crate::drilldown::discovery::SERVICE_NAME;
 use crate::error::ApiError;
@@ -288,17 +288,11 @@ async fn call(
     b: Bounds,
     field: Option<&str>,
 ) -> Result<BytesMut, ApiError> {
-    let start = b.start.to_string();
-    let end = b.end.to_string();
-    let mut form = vec![
-        ("query", query),
-        ("start", start.as_str()),
-        ("end", end.as_str()),
-    ];
+    let mut req = Request::new(endpoint, query, b.start, b.end);
     if let Some(field) = field {
-        form.push(("field", field));
+        req = req.field(field);
     }
-    Ok(state.backend.post_form(ctx, endpoint, &form).await?)
+    Ok(state.backend.send(ctx, &req).await?)
 }
 
 /// The stream field names (VictoriaLogs spelling) of the streams `query` selects in `b`.

@@ -25,7 +25,7 @@ use logsql_ast::{MetricPipe, RangePlan, bucket_start};
 
 use super::bucketed::{self, Bucketed, post};
 use super::{AppState, json_response};
-use crate::backend::Endpoint;
+use crate::backend::{Endpoint, Request};
 use crate::context::RequestContext;
 use crate::encode::stats::Summary;
 use crate::error::ApiError;
@@ -559,17 +559,8 @@ async fn discover(
     start: i64,
     end: i64,
 ) -> Result<Vec<String>, ApiError> {
-    let q = plan.field_names_query();
-    let (s, e) = (start.to_string(), end.to_string());
-    let form = [
-        ("query", q.as_str()),
-        ("start", s.as_str()),
-        ("end", e.as_str()),
-    ];
-    let body = state
-        .backend
-        .post_form(ctx, Endpoint::FieldNames, &form)
-        .await?;
+    let req = Request::new(Endpoint::FieldNames, plan.field_names_query(), start, end);
+    let body = state.backend.send(ctx, &req).await?;
     field_names(&body)
 }
 

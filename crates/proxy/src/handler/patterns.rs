@@ -15,7 +15,7 @@ use axum::response::Response;
 use super::{AppState, json_response};
 use logsql_ast::Discovery;
 
-use crate::backend::Endpoint;
+use crate::backend::{Request, Take};
 use crate::context::RequestContext;
 use crate::drilldown::discovery::detected_level;
 use crate::drilldown::drain::Drain;
@@ -43,21 +43,9 @@ pub async fn patterns(
     let mut miners: BTreeMap<String, Drain> = BTreeMap::new();
     let mut read = 0usize;
     if end > start {
-        let (s, e, n) = (
-            start.to_string(),
-            (end - 1).to_string(),
-            MAX_PATTERN_LINES.to_string(),
-        );
-        let form = [
-            ("query", sel.vl_query.as_str()),
-            ("start", s.as_str()),
-            ("end", e.as_str()),
-            ("limit", n.as_str()),
-        ];
-        let body = state
-            .backend
-            .post_form(&ctx, Endpoint::Query, &form)
-            .await?;
+        let req = Request::query(sel.vl_query.as_str(), start, end - 1)
+            .take(Take::Newest(MAX_PATTERN_LINES));
+        let body = state.backend.send(&ctx, &req).await?;
         // Mining up to 50,000 lines is CPU work: off the async workers, and
         // it stops at the request's deadline.
         let discovery = ctx.discovery().clone();

@@ -14,12 +14,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use bytes::BytesMut;
-use logsql_ast::{LogPlan, Pipe};
+use logsql_ast::LogPlan;
 
 use super::Pipeline;
 use super::discovered::{with_detected_level, with_service_name};
 use super::encode::{Entry, Processed, write_answer};
-use crate::backend::{Backend, Endpoint};
+use crate::backend::{Backend, Request, Take};
 use crate::context::RequestContext;
 use crate::direction::Direction;
 use crate::error::ApiError;
@@ -329,25 +329,12 @@ pub async fn log_range_bounded(
         max_rows: budget.max(),
     };
     run_bounded(pipeline, p, started, budget, deadline, |lo, hi, n| {
-        let mut query = plan.query.clone();
-        if direction == Direction::Forward {
-            // There is no cheap "oldest N"; a top-N sort keeps only N entries in memory.
-            query.pipes.push(Pipe::Sort {
-                by: vec![("_time".to_owned(), false)],
-                limit: Some(n as u64),
-            });
-        }
-        let q = query.to_string();
-        let (lo, hi, n) = (lo.to_string(), hi.to_string(), n.to_string());
-        async move {
-            let mut form: Vec<(&str, &str)> =
-                vec![("query", q.as_str()), ("start", &lo), ("end", &hi)];
-            if direction == Direction::Backward {
-                // VictoriaLogs' `limit` arg returns the newest N cheaply.
-                form.push(("limit", &n));
-            }
-            Ok(backend.post_form(ctx, Endpoint::Query, &form).await?)
-        }
+        let take = match direction {
+            Direction::Backward => Take::Newest(n),
+            Direction::Forward => Take::Oldest(n),
+        };
+        let req = Request::query(plan.query.clone(), lo, hi).take(take);
+        async move { Ok(backend.send(ctx, &req).await?) }
     })
     .await
 }
