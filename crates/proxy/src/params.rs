@@ -9,7 +9,6 @@ pub mod limits;
 pub mod timestamp;
 
 use crate::direction::Direction;
-use crate::error::ApiError;
 
 pub use form::Form;
 pub use limits::QueryLimits;
@@ -87,12 +86,6 @@ pub enum ParamError {
         "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter"
     )]
     TooManyPoints,
-}
-
-impl From<ParamError> for ApiError {
-    fn from(e: ParamError) -> Self {
-        Self::BadRequest(e.to_string())
-    }
 }
 
 /// A time range in nanoseconds, `start` and `end` as the client meant them.

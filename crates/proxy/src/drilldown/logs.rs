@@ -183,8 +183,7 @@ pub async fn fetch(
     }
     // Selectors and label filters see the labels Loki's ingest adds
     // (`{service_name="checkout"}` on streams that store only `app`).
-    let plan = logsql_ast::lower_log(log, ctx.discovery())
-        .map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let plan = logsql_ast::lower_log(log, ctx.discovery())?;
     let body = if plan.has_proxy_stages() {
         let q = LogRange {
             start,

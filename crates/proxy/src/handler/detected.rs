@@ -83,8 +83,7 @@ pub async fn detected_labels(
     if detected.is_empty() {
         return Ok(empty_object());
     }
-    let out = serde_json::to_vec(&serde_json::json!({ "detectedLabels": detected }))
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let out = serde_json::to_vec(&serde_json::json!({ "detectedLabels": detected }))?;
     Ok(json_response(out))
 }
 
@@ -218,8 +217,7 @@ pub async fn detected_fields(
             o
         })
         .collect();
-    let out = serde_json::to_vec(&serde_json::json!({"fields": list, "limit": p.limit}))
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let out = serde_json::to_vec(&serde_json::json!({"fields": list, "limit": p.limit}))?;
     Ok(json_response(out))
 }
 
@@ -250,8 +248,7 @@ pub async fn detected_field_values(
     if values.is_empty() {
         return Ok(empty_object());
     }
-    let out = serde_json::to_vec(&serde_json::json!({"limit": p.limit, "values": values}))
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let out = serde_json::to_vec(&serde_json::json!({"limit": p.limit, "values": values}))?;
     Ok(json_response(out))
 }
 

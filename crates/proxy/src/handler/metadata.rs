@@ -143,7 +143,7 @@ pub async fn series(
         .collect();
     let mut out = Vec::with_capacity(64 + data.len() * 64);
     out.extend_from_slice(br#"{"status":"success","data":"#);
-    serde_json::to_writer(&mut out, &data).map_err(|e| ApiError::Internal(e.to_string()))?;
+    serde_json::to_writer(&mut out, &data)?;
     out.push(b'}');
     Ok(json_response(out))
 }
@@ -274,7 +274,7 @@ fn selector_query(raw: &str, discovery: &logsql_ast::Discovery) -> Result<String
         Expr::Log(log) if log.pipeline.is_empty() => {
             logsql_ast::lower_selector(&log.selector, discovery)
                 .map(|q| q.to_string())
-                .map_err(|e| ApiError::Unsupported(e.to_string()))
+                .map_err(ApiError::from)
         }
         _ => Err(ApiError::BadRequest(ONLY_MATCHERS.to_owned())),
     }

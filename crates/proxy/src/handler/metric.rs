@@ -55,17 +55,6 @@ pub const MAX_BUCKETS: i64 = 200_000;
 /// (the default of [`crate::work::WorkLimits::max_rows`]).
 pub const MAX_ROWS: u64 = crate::work::budget::DEFAULT_MAX_ROWS as u64;
 
-impl From<EngineError> for ApiError {
-    fn from(e: EngineError) -> Self {
-        match e {
-            EngineError::Backend(m) => ApiError::Internal(m),
-            EngineError::Stopped(s) => s.into(),
-            EngineError::Unsupported(m) => ApiError::Unsupported(m),
-            other => ApiError::BadRequest(other.to_string()),
-        }
-    }
-}
-
 /// Answers a range metric query as a `matrix`.
 ///
 /// With `windows` (the cache layer's context), a range longer than one split
@@ -460,8 +449,7 @@ async fn fetch_rows(
     let r = input.agg;
     let range = r.range.interval.as_nanos();
     let offset = r.range.offset.map_or(0, |d| d.as_nanos());
-    let plan = logsql_ast::lower_log(&r.range.log, discovery)
-        .map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let plan = logsql_ast::lower_log(&r.range.log, discovery)?;
     let mut q = plan.query.to_string();
     // Nothing runs in the proxy but the synthesized labels: read only the
     // fields they and the needed labels come from.

@@ -79,7 +79,7 @@ pub async fn patterns(
             "lokivl mined patterns over the newest {MAX_PATTERN_LINES} lines of the range only; narrow the selector or the time range for complete counts"
         )]);
     }
-    let out = serde_json::to_vec(&body).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let out = serde_json::to_vec(&body)?;
     Ok(json_response(out))
 }
 

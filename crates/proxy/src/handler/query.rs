@@ -97,8 +97,7 @@ async fn log_range(
         ));
     }
     let discovery = ctx.discovery();
-    let plan =
-        logsql_ast::lower_log(log, discovery).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let plan = logsql_ast::lower_log(log, discovery)?;
     let categorize = ctx.categorize_labels();
     let (start, end) = (p.bounds.start, p.bounds.end);
     if end <= start {
