@@ -24,6 +24,7 @@ pub mod params;
 pub mod pipeline;
 pub mod push;
 pub mod response_cache;
+pub mod route;
 pub mod server;
 pub mod tail;
 pub mod template;

@@ -94,37 +94,9 @@ where
     }
 }
 
-/// A window whose data ended before `now - freshness` is closed: its answer
-/// cannot change any more and is kept for the long TTL; the live edge gets
-/// the live TTL.
-pub fn ttl_for(data_end: i64, s: &crate::response_cache::CacheSettings, now: i64) -> Duration {
-    let freshness = i64::try_from(s.freshness.as_nanos()).unwrap_or(i64::MAX);
-    if data_end <= now.saturating_sub(freshness) {
-        s.ttl
-    } else {
-        s.live_ttl
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::response_cache::CacheSettings;
-
-    #[test]
-    fn closed_windows_get_the_long_ttl() {
-        let s = CacheSettings {
-            ttl: Duration::from_secs(3600),
-            live_ttl: Duration::from_secs(2),
-            freshness: Duration::from_secs(600),
-            ..CacheSettings::default()
-        };
-        let now = 10_000_000_000_000;
-        let margin = 600_000_000_000;
-        assert_eq!(ttl_for(now - margin, &s, now), s.ttl);
-        assert_eq!(ttl_for(now - margin + 1, &s, now), s.live_ttl);
-        assert_eq!(ttl_for(now, &s, now), s.live_ttl);
-    }
 
     #[test]
     fn errors_are_copied_with_their_status() {

@@ -161,11 +161,11 @@ where
     Fut: Future<Output = Result<WindowBody, ApiError>> + Send + 'static,
 {
     let key = window_key(q, w);
-    let ttl = fill::ttl_for(
-        w.end,
-        &ctx.cache_settings,
-        crate::params::timestamp::now_ns(),
-    );
+    // A window is an answer like any other: the one TTL rule, on its end.
+    let ttl = ctx
+        .cache_settings
+        .lifetimes()
+        .ttl_after(w.end, crate::params::timestamp::now_ns());
     let stored = ctx.cache.is_some();
     let fill = || {
         let body = fetch(w);
