@@ -13,7 +13,7 @@ use crate::backend::{Backend, BackendOptions};
 use crate::config::Settings;
 use crate::handler::{AppState, format_query, metadata, query, status};
 use crate::handler::{detected, drilldown_limits, patterns, stats, volume};
-use crate::metrics::Metrics;
+use crate::telemetry::Metrics;
 use crate::push::{self, PushState};
 use crate::response_cache::{self, ResponseCache};
 use crate::route::{Handler, Methods, ROUTES, Route};

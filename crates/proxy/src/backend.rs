@@ -29,7 +29,7 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config::BackendUrl;
 use crate::context::RequestContext;
-use crate::metrics::{Metrics, Outcome};
+use crate::telemetry::{Metrics, Outcome};
 use crate::tenant::VlTenant;
 
 use self::breaker::Breaker;

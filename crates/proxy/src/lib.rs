@@ -17,7 +17,7 @@ pub mod handler;
 pub mod labels;
 pub mod limits;
 pub mod metric;
-pub mod metrics;
+pub mod telemetry;
 pub mod ndjson;
 pub mod otel;
 pub mod params;

@@ -30,7 +30,7 @@ use cache::{Cache, CacheKey, CredentialFingerprint, Encoding, Fetched, Outcome};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
 
-use crate::metrics::Metrics;
+use crate::telemetry::Metrics;
 use crate::params::Form;
 use crate::params::timestamp::now_ns;
 use crate::route::{self, CachePolicy, Handler, Route};

@@ -37,7 +37,7 @@ use crate::metric::window::{self, WindowSpec};
 use crate::metric::{EngineError, Grid, Matrix, Value, buckets, domain, json, optimize, raw, rows};
 use crate::pipeline::hints::MetricGrouping;
 use crate::window::WindowContext;
-use crate::window::metric::MetricWindowQuery;
+use crate::window::matrix::MetricWindowQuery;
 use crate::work::{RowBudget, Work, cpu};
 
 mod levels;
@@ -58,7 +58,7 @@ pub const MAX_ROWS: u64 = crate::work::budget::DEFAULT_MAX_ROWS as u64;
 /// Answers a range metric query as a `matrix`.
 ///
 /// With `windows` (the cache layer's context), a range longer than one split
-/// interval is evaluated in step-aligned windows ([`crate::window::metric`]),
+/// interval is evaluated in step-aligned windows ([`crate::window::matrix`]),
 /// so that closed windows are served from the cache on the next refresh.
 /// All windows read from the request's one budget ([`Work`]).
 ///
@@ -105,7 +105,7 @@ pub async fn range(
                 request: ctx.clone(),
             };
             let (state, expr, work) = (state.clone(), Arc::new(expr.clone()), work.clone());
-            crate::window::metric::run(wctx, &q, grid, w, move |ctx: RequestContext, g: Grid| {
+            crate::window::matrix::run(wctx, &q, grid, w, move |ctx: RequestContext, g: Grid| {
                 let (state, expr, work) = (state.clone(), Arc::clone(&expr), work.clone());
                 // Boxed: the window task stays small (debug builds copy
                 // large futures through every poll frame).

@@ -31,7 +31,7 @@ use tower::{Service, ServiceExt};
 use super::headers;
 use super::observe::Access;
 use super::protect::{self, Guard};
-use crate::metrics::Metrics;
+use crate::telemetry::Metrics;
 use crate::response_cache::ResponseCache;
 use crate::route::Route;
 use crate::tenant::{ORG_ID_HEADER, Resolver, Tenant};

@@ -2,7 +2,7 @@
 //! concurrent callers of one window cause one fill, errors are not kept, and
 //! a fill that no request waits for any more is stopped (its VictoriaLogs
 //! call cancelled) rather than run to the end. Shared by log windows
-//! ([`super::run`]) and metric windows ([`super::metric`]).
+//! ([`super::run`]) and metric windows ([`super::matrix`]).
 
 use std::future::Future;
 use std::time::Duration;

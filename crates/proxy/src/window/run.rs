@@ -19,7 +19,7 @@ use super::task::WindowTask;
 use crate::context::RequestContext;
 use crate::direction::Direction;
 use crate::error::ApiError;
-use crate::metrics::Metrics;
+use crate::telemetry::Metrics;
 use crate::response_cache::CacheSettings;
 
 /// The cache label of window entries in `lokivl_cache_requests_total`.
