@@ -45,6 +45,7 @@ mod cache;
 mod entry;
 mod error;
 mod key;
+mod lifetime;
 mod stats;
 mod wanted;
 
@@ -52,4 +53,5 @@ pub use cache::{Cache, Lookup, Outcome, Settings};
 pub use entry::Fetched;
 pub use error::Error;
 pub use key::{CacheKey, CredentialFingerprint, Encoding};
+pub use lifetime::Lifetimes;
 pub use stats::Stats;

@@ -4,17 +4,19 @@ use std::future::Future;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::handler::Handler as Handler_;
 use axum::middleware;
-use axum::routing::{any, get};
+use axum::routing::{MethodRouter, any, get};
 use tokio::net::TcpListener;
 
 use crate::backend::{Backend, BackendOptions};
 use crate::config::Settings;
 use crate::handler::{AppState, format_query, metadata, query, status};
 use crate::handler::{detected, drilldown_limits, patterns, stats, volume};
-use crate::metrics::Metrics;
+use crate::telemetry::Metrics;
 use crate::push::{self, PushState};
 use crate::response_cache::{self, ResponseCache};
+use crate::route::{Handler, Methods, ROUTES, Route};
 use crate::server::conn::ConnLimits;
 use crate::server::{headers, health, hit, observe, protect};
 
@@ -92,72 +94,39 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
             .layer(middleware::from_fn(headers::secure))
             .with_state(state.clone())
     });
-    let api = Router::new()
-        .route(
-            "/loki/api/v1/query_range",
-            get(query::query_range).post(query::query_range),
-        )
-        .route("/loki/api/v1/query", get(query::query).post(query::query))
-        .route(
-            "/loki/api/v1/labels",
-            get(metadata::labels).post(metadata::labels),
-        )
-        .route(
-            "/loki/api/v1/label/{name}/values",
-            get(metadata::label_values).post(metadata::label_values),
-        )
-        .route(
-            "/loki/api/v1/series",
-            get(metadata::series).post(metadata::series),
-        )
-        .route(
-            "/loki/api/v1/format_query",
-            get(format_query::format_query).post(format_query::format_query),
-        )
-        .route("/loki/api/v1/status/buildinfo", get(status::buildinfo))
-        .route(
-            "/loki/api/v1/index/stats",
-            get(stats::index_stats).post(stats::index_stats),
-        )
-        .route(
-            "/loki/api/v1/index/volume",
-            get(volume::volume).post(volume::volume),
-        )
-        .route(
-            "/loki/api/v1/index/volume_range",
-            get(volume::volume_range).post(volume::volume_range),
-        )
-        .route(
-            "/loki/api/v1/detected_labels",
-            get(detected::detected_labels),
-        )
-        .route(
-            "/loki/api/v1/detected_fields",
-            get(detected::detected_fields),
-        )
-        .route(
-            "/loki/api/v1/detected_field/{name}/values",
-            get(detected::detected_field_values),
-        )
-        .route("/loki/api/v1/patterns", get(patterns::patterns))
-        .route(
-            "/loki/api/v1/drilldown-limits",
-            get(drilldown_limits::drilldown_limits).with_state(drilldown_limits::LimitsConfig {
-                query_timeout: settings.limits.query_timeout,
-            }),
-        )
-        .route(
-            "/loki/api/v1/tail",
-            get(crate::handler::tail::tail).with_state(tail_state),
-        )
-        .route("/loki/api/v1/push", push_route)
-        .route("/ready", get(status::ready))
-        .route("/health", get(health::health));
-    let api = if separate_metrics {
-        api
-    } else {
-        api.route("/metrics", get(status::metrics))
+    let drilldown_limits = drilldown_limits::LimitsConfig {
+        query_timeout: settings.limits.query_timeout,
     };
+    let mut api = Router::new();
+    for r in ROUTES {
+        let handler = match r.handler {
+            Handler::QueryRange => methods(r, query::query_range),
+            Handler::Query => methods(r, query::query),
+            Handler::Labels => methods(r, metadata::labels),
+            Handler::LabelValues => methods(r, metadata::label_values),
+            Handler::Series => methods(r, metadata::series),
+            Handler::FormatQuery => methods(r, format_query::format_query),
+            Handler::BuildInfo => methods(r, status::buildinfo),
+            Handler::IndexStats => methods(r, stats::index_stats),
+            Handler::IndexVolume => methods(r, volume::volume),
+            Handler::IndexVolumeRange => methods(r, volume::volume_range),
+            Handler::DetectedLabels => methods(r, detected::detected_labels),
+            Handler::DetectedFields => methods(r, detected::detected_fields),
+            Handler::DetectedFieldValues => methods(r, detected::detected_field_values),
+            Handler::Patterns => methods(r, patterns::patterns),
+            Handler::DrilldownLimits => {
+                get(drilldown_limits::drilldown_limits).with_state(drilldown_limits.clone())
+            }
+            Handler::Tail => get(crate::handler::tail::tail).with_state(tail_state.clone()),
+            Handler::Push => push_route.clone(),
+            Handler::Ready => methods(r, status::ready),
+            Handler::Health => methods(r, health::health),
+            // With `--metrics-listen`, `/metrics` is on the admin listener only.
+            Handler::Metrics if separate_metrics => continue,
+            Handler::Metrics => methods(r, status::metrics),
+        };
+        api = api.route(r.path, handler);
+    }
     let response_cache = Arc::new(ResponseCache::new(settings.cache, state.metrics.clone()));
     let hit_path = hit::HitPath {
         cache: response_cache.clone(),
@@ -193,6 +162,19 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
     // per-request service clones of every layer above (see `server::hit`).
     let api = Router::new().fallback_service(hit::Front::new(api, hit_path));
     Ok(Routers { api, admin })
+}
+
+/// The method router of `r` for `handler`, answering the methods the table names.
+fn methods<H, T>(r: &Route, handler: H) -> MethodRouter<AppState>
+where
+    H: Handler_<T, AppState>,
+    T: 'static,
+{
+    match r.methods {
+        Methods::GetPost => get(handler.clone()).post(handler),
+        Methods::Get => get(handler),
+        Methods::Any => any(handler),
+    }
 }
 
 /// Serves `router` on `listener` until `shutdown` completes, then drains

@@ -11,14 +11,16 @@
 
 pub mod breaker;
 pub mod dialect;
+mod error;
 pub mod gate;
+pub mod request;
 pub mod stream;
 pub mod tls;
 
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderValue, Method, Request, StatusCode, header};
+use http::{HeaderValue, Method, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
@@ -27,12 +29,14 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config::BackendUrl;
 use crate::context::RequestContext;
-use crate::metrics::{Metrics, Outcome};
+use crate::telemetry::{Metrics, Outcome};
 use crate::tenant::VlTenant;
 
 use self::breaker::Breaker;
 use self::dialect::{Dialect, OffsetRule};
+pub use self::error::BackendError;
 use self::gate::Gate;
+pub use self::request::{LogsQl, Request, Take};
 
 /// How long an idle pooled connection is kept; VictoriaLogs closes idle ones after ~2 min.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -104,60 +108,6 @@ impl Endpoint {
             Self::Push => "push",
         }
     }
-}
-
-/// Why a backend call failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum BackendError {
-    /// Connecting failed (refused, reset, DNS).
-    #[error("cannot reach VictoriaLogs at {authority}: {reason}")]
-    Unreachable {
-        /// `host:port`.
-        authority: String,
-        /// The connection error.
-        reason: String,
-    },
-    /// The whole call took longer than the configured deadline.
-    #[error("VictoriaLogs timeout after {0:?}")]
-    Timeout(Duration),
-    /// VictoriaLogs answered with a non-2xx status.
-    #[error("VictoriaLogs answered {status}: {body}")]
-    Status {
-        /// The status.
-        status: StatusCode,
-        /// The (truncated) body, VictoriaLogs' error text.
-        body: String,
-    },
-    /// The body broke off mid-way.
-    #[error("reading the VictoriaLogs answer failed: {0}")]
-    Body(String),
-    /// The request could not even be built (a defect).
-    #[error("building the VictoriaLogs request failed: {0}")]
-    Request(String),
-    /// The answer was larger than `--backend-max-response-bytes`.
-    #[error("the VictoriaLogs answer exceeds {limit} bytes (--backend-max-response-bytes)")]
-    TooLarge {
-        /// The configured limit.
-        limit: usize,
-        /// The answer's size when VictoriaLogs declared it (`Content-Length`).
-        declared: Option<u64>,
-    },
-    /// The circuit breaker is open after repeated failures.
-    #[error("VictoriaLogs is failing; calls are paused for {}s", .retry_after.as_secs())]
-    CircuitOpen {
-        /// When the next probe may run.
-        retry_after: Duration,
-    },
-    /// Every backend slot is busy and the wait queue is full.
-    #[error("too many concurrent calls to VictoriaLogs; wait queue full")]
-    Overloaded {
-        /// A hint for `Retry-After`.
-        retry_after: Duration,
-    },
-    /// The call cannot be made for this request (e.g. a stats call over several tenants): 400.
-    #[error("{0}")]
-    Unsupported(String),
 }
 
 impl BackendError {
@@ -282,7 +232,7 @@ impl Backend {
             return OffsetRule::CURRENT;
         };
         match self
-            .post_form_one(tenant, Endpoint::Query, &[("query", dialect::PROBE)])
+            .send_one(tenant, &Request::unbounded(dialect::PROBE))
             .await
         {
             Ok(body) => match dialect::rule_of_probe(&body) {
@@ -316,7 +266,7 @@ impl Backend {
     /// Forwards a raw body (Loki push) with its content headers; returns status, content type and body.
     ///
     /// # Errors
-    /// [`BackendError`] as for [`Backend::post_form`], except that non-2xx answers are returned, not errors.
+    /// [`BackendError`] as for [`Backend::send_one`], except that non-2xx answers are returned, not errors.
     pub async fn forward(
         &self,
         tenant: VlTenant,
@@ -330,7 +280,7 @@ impl Backend {
             uri.push('?');
             uri.push_str(q);
         }
-        let mut b = Request::builder().method(Method::POST).uri(uri);
+        let mut b = http::Request::builder().method(Method::POST).uri(uri);
         for (k, v) in headers {
             b = b.header(k, v);
         }
@@ -348,63 +298,36 @@ impl Backend {
         }
     }
 
-    /// POSTs `form` to `endpoint` and returns the whole 2xx body.
+    /// Sends `req` to one VictoriaLogs tenant and returns the whole 2xx body.
     ///
-    /// `end` in `form` is the last nanosecond wanted (inclusive), in
-    /// nanoseconds; it is sent in the spelling every VictoriaLogs release
-    /// reads alike ([`dialect::exact_end`]).
+    /// Calls for a request's tenant (one or several) go through
+    /// [`Backend::send`] ([`crate::tenant::fanout`]).
     ///
     /// # Errors
     /// [`BackendError`] on connection failure, deadline, non-2xx status or a broken body.
-    pub async fn post_form(
-        &self,
-        ctx: &RequestContext,
-        endpoint: Endpoint,
-        form: &[(&str, &str)],
-    ) -> Result<BytesMut, BackendError> {
-        // `X-Scope-OrgID: a|b`: one call per tenant, merged (see `tenant::fanout`).
-        match ctx.single_tenant() {
-            Some(one) => self.post_form_one(one, endpoint, form).await,
-            None if ctx.tenant().is_multi() => {
-                crate::tenant::fanout::post_form(self, endpoint, form, ctx.tenant()).await
-            }
-            // An unresolved tenant (a defect): refused rather than sent to
-            // VictoriaLogs' default tenant.
-            None => Err(BackendError::Request(
-                "internal error: a VictoriaLogs call was made without the request's tenant".into(),
-            )),
-        }
-    }
-
-    /// [`Backend::post_form`] for one VictoriaLogs tenant, without fan-out.
-    ///
-    /// # Errors
-    /// As [`Backend::post_form`].
-    pub async fn post_form_one(
+    pub async fn send_one(
         &self,
         tenant: VlTenant,
-        endpoint: Endpoint,
-        form: &[(&str, &str)],
+        req: &Request,
     ) -> Result<BytesMut, BackendError> {
-        let body = encode_form(form);
-        let req = Request::builder()
+        let http = http::Request::builder()
             .method(Method::POST)
-            .uri(self.uri(endpoint))
+            .uri(self.uri(req.endpoint))
             .header(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/x-www-form-urlencoded"),
             )
-            .body(Full::new(Bytes::from(body)))
+            .body(Full::new(Bytes::from(req.form())))
             .map_err(|e| BackendError::Request(e.to_string()))?;
-        self.call(Some(tenant), endpoint, req).await
+        self.call(Some(tenant), req.endpoint, http).await
     }
 
     /// GETs `endpoint` (used for `/health`).
     ///
     /// # Errors
-    /// As [`Backend::post_form`].
+    /// As [`Backend::send_one`].
     pub async fn get(&self, endpoint: Endpoint) -> Result<BytesMut, BackendError> {
-        let req = Request::builder()
+        let req = http::Request::builder()
             .method(Method::GET)
             .uri(self.uri(endpoint))
             .body(Full::new(Bytes::new()))
@@ -423,7 +346,7 @@ impl Backend {
         &self,
         tenant: Option<VlTenant>,
         endpoint: Endpoint,
-        mut req: Request<Full<Bytes>>,
+        mut req: http::Request<Full<Bytes>>,
     ) -> Result<BytesMut, BackendError> {
         let started = Instant::now();
         match tenant {
@@ -463,7 +386,7 @@ impl Backend {
     async fn guarded(
         &self,
         endpoint: Endpoint,
-        req: Request<Full<Bytes>>,
+        req: http::Request<Full<Bytes>>,
     ) -> Result<BytesMut, BackendError> {
         let was_open = self.breaker.is_open();
         let permit = self
@@ -499,7 +422,7 @@ impl Backend {
         result
     }
 
-    async fn exchange(&self, req: Request<Full<Bytes>>) -> Result<BytesMut, BackendError> {
+    async fn exchange(&self, req: http::Request<Full<Bytes>>) -> Result<BytesMut, BackendError> {
         let resp = self.client.request(req).await.map_err(|e| {
             let mut reason = error_chain(&e);
             if let Some(hint) = tls::certificate_hint(&e) {
@@ -546,23 +469,6 @@ impl Backend {
             .try_into_mut()
             .unwrap_or_else(|b| BytesMut::from(&b[..])))
     }
-}
-
-/// The form body of `form`, with `end` spelt as [`dialect::exact_end`] does.
-fn encode_form(form: &[(&str, &str)]) -> String {
-    let mut body = form_urlencoded::Serializer::new(String::new());
-    for &(k, v) in form {
-        if k == "end"
-            && let Ok(last) = v.parse::<i64>()
-        {
-            let (end, filter) = dialect::exact_end(last);
-            body.append_pair("end", &end);
-            body.append_pair("extra_filters", &filter);
-        } else {
-            body.append_pair(k, v);
-        }
-    }
-    body.finish()
 }
 
 /// The connector for `opts`: TLS when the backend URL is `https://`, plain TCP for `http://`.

@@ -9,7 +9,11 @@ use std::time::Duration;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 
+use std::sync::Arc;
+
 use crate::backend::BackendError;
+use engine::metric::EngineError;
+use crate::params::ParamError;
 
 /// Where an error came from, for metrics and logs (pingora's `esource`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,52 +27,46 @@ pub enum Source {
 }
 
 /// Every way a request can fail, each mapped once to Loki's status and text.
-#[derive(Debug, thiserror::Error)]
+///
+/// Errors of the lower layers are kept whole ([`ApiError::Backend`],
+/// [`ApiError::Param`], [`ApiError::Parse`], [`ApiError::Lower`],
+/// [`ApiError::Engine`], [`ApiError::Json`]) and are the error's
+/// [`std::error::Error::source`]; only their Loki text is derived here.
+/// Where an error came from is [`ApiError::source_kind`], derived from
+/// the variant (and, for VictoriaLogs, from its failure).
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
     /// A parameter or query Loki rejects with 400; the text is Loki's exact wording.
     #[error("{0}")]
     BadRequest(String),
+    /// A request parameter Loki rejects with 400, in Loki's words.
+    #[error("{0}")]
+    Param(#[from] ParamError),
+    /// LogQL that does not parse: 400 with Loki's parse error.
+    #[error("{0}")]
+    Parse(#[from] logql_parser::ParseError),
     /// Valid LogQL that lokivl cannot answer yet (400, so Grafana shows the reason).
     #[error("{0}")]
     Unsupported(String),
-    /// VictoriaLogs could not be reached at all.
-    #[error("cannot reach VictoriaLogs at {authority}: {reason}")]
-    BackendUnreachable {
-        /// `host:port` of VictoriaLogs.
-        authority: String,
-        /// The connection error.
-        reason: String,
-    },
-    /// VictoriaLogs did not answer within the configured deadline.
-    #[error(
-        "request to VictoriaLogs timeout after {0:?}; reduce the time range or add more specific stream selectors"
-    )]
-    BackendTimeout(Duration),
-    /// VictoriaLogs rejected a query lokivl built (a lokivl defect, 500).
-    #[error("VictoriaLogs rejected the query lokivl sent ({status}): {message}")]
-    BackendRejected {
-        /// VictoriaLogs' status code.
-        status: StatusCode,
-        /// VictoriaLogs' error text.
-        message: String,
-    },
-    /// VictoriaLogs failed with a 5xx or an unreadable answer (502).
+    /// LogQL the planner refuses rather than approximating: 400, as [`ApiError::Unsupported`].
+    #[error("{0}")]
+    Lower(#[from] logsql_ast::LowerError),
+    /// A VictoriaLogs call failed; status and text follow [`backend_status`]
+    /// and [`backend_text`].
+    #[error("{}", backend_text(.0))]
+    Backend(#[from] BackendError),
+    /// VictoriaLogs answered something lokivl cannot read (502).
     #[error("VictoriaLogs failed ({status}): {message}")]
     BackendFailed {
-        /// VictoriaLogs' status code (502 when the body itself was unusable).
+        /// 502 (the body itself was unusable).
         status: StatusCode,
-        /// VictoriaLogs' error text or the decode error.
+        /// The decode error.
         message: String,
     },
-    /// VictoriaLogs is refused for now (circuit open or backend queue full): 503 with `Retry-After`.
-    #[error("{message}")]
-    Unavailable {
-        /// Why, naming VictoriaLogs (never "timeout": Grafana would retry at once).
-        message: String,
-        /// The `Retry-After` hint.
-        retry_after: Duration,
-    },
+    /// The metric engine refused or failed ([`engine_status`] and [`engine_text`]).
+    #[error("{}", engine_text(.0))]
+    Engine(#[from] EngineError),
     /// The request ran past `--query-timeout` (Loki's `query_timeout`): 504 with Loki's text.
     ///
     /// Loki's sentence says "timed out"; the limit's name is appended so the text
@@ -105,33 +103,116 @@ pub enum ApiError {
         /// The limit.
         limit: usize,
     },
-    /// A VictoriaLogs answer larger than `--backend-max-response-bytes`:
-    /// 400 with the text of Loki's `max_query_bytes_read` refusal, which
-    /// Grafana recognizes and explains (never a 5xx: the query asked too much).
-    #[error(
-        "the query would read too many bytes (query: {}, limit: {}); consider adding more specific stream selectors or reduce the time range of the query",
-        query_size(*.declared, *.limit),
-        crate::drilldown::humanize::format_ibytes(*.limit as u64)
-    )]
-    QueryTooLarge {
-        /// The answer's size when VictoriaLogs declared it.
-        declared: Option<u64>,
-        /// `--backend-max-response-bytes`.
-        limit: usize,
-    },
+    /// Writing an answer failed (a defect): 500.
+    #[error("internal error: {0}")]
+    Json(#[source] Arc<serde_json::Error>),
     /// A defect in lokivl.
     #[error("internal error: {0}")]
     Internal(String),
 }
 
-/// The size in [`ApiError::QueryTooLarge`]: the declared one, or "more than
+/// The log and Drilldown engine's failures, in Loki's words: a refused
+/// request is 400, a VictoriaLogs row the engine cannot read is 502, and a
+/// spent deadline is Loki's query timeout.
+impl From<engine::Error> for ApiError {
+    fn from(e: engine::Error) -> Self {
+        match e {
+            engine::Error::BadRequest(m) => Self::BadRequest(m),
+            engine::Error::Backend(m) => Self::BackendFailed {
+                status: StatusCode::BAD_GATEWAY,
+                message: m,
+            },
+            engine::Error::Stopped(s) => Self::QueryTimeout(s.0),
+        }
+    }
+}
+
+impl From<serde_json::Error> for ApiError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::Json(Arc::new(e))
+    }
+}
+
+/// Loki's text for a failed VictoriaLogs call.
+///
+/// A query VictoriaLogs timed out on says "timeout" (Grafana retries split
+/// chunks on that word); refusals (breaker, queue) never do, or Grafana
+/// would retry at once. An answer past `--backend-max-response-bytes` is
+/// Loki's `max_query_bytes_read` refusal, which Grafana recognizes.
+fn backend_text(e: &BackendError) -> String {
+    match e {
+        BackendError::Timeout(d) => format!(
+            "request to VictoriaLogs timeout after {d:?}; reduce the time range or add more specific stream selectors"
+        ),
+        BackendError::Status { status, body } if status.is_client_error() => {
+            format!("VictoriaLogs rejected the query lokivl sent ({status}): {body}")
+        }
+        BackendError::Status { status, body } => format!("VictoriaLogs failed ({status}): {body}"),
+        BackendError::Body(reason) => {
+            format!(
+                "VictoriaLogs failed ({}): {reason}",
+                StatusCode::BAD_GATEWAY
+            )
+        }
+        BackendError::Request(reason) => format!("internal error: {reason}"),
+        BackendError::TooLarge { limit, declared } => format!(
+            "the query would read too many bytes (query: {}, limit: {}); consider adding more specific stream selectors or reduce the time range of the query",
+            query_size(*declared, *limit),
+            go::humanize::ibytes(*limit as u64)
+        ),
+        // Unreachable, Unsupported, CircuitOpen, Overloaded: their own text.
+        other => other.to_string(),
+    }
+}
+
+/// Loki's status for a failed VictoriaLogs call and where the fault lies.
+fn backend_status(e: &BackendError) -> (StatusCode, Source) {
+    match e {
+        BackendError::Unreachable { .. } | BackendError::Body(_) => {
+            (StatusCode::BAD_GATEWAY, Source::Upstream)
+        }
+        BackendError::Timeout(_) => (StatusCode::GATEWAY_TIMEOUT, Source::Upstream),
+        // VictoriaLogs rejected a query lokivl built: a lokivl defect.
+        BackendError::Status { status, .. } if status.is_client_error() => {
+            (StatusCode::INTERNAL_SERVER_ERROR, Source::Internal)
+        }
+        BackendError::Status { .. } => (StatusCode::BAD_GATEWAY, Source::Upstream),
+        BackendError::Request(_) => (StatusCode::INTERNAL_SERVER_ERROR, Source::Internal),
+        // The query asked too much: never a 5xx.
+        BackendError::TooLarge { .. } => (StatusCode::BAD_REQUEST, Source::Client),
+        BackendError::Unsupported(_) => (StatusCode::BAD_REQUEST, Source::Client),
+        BackendError::CircuitOpen { .. } | BackendError::Overloaded { .. } => {
+            (StatusCode::SERVICE_UNAVAILABLE, Source::Upstream)
+        }
+    }
+}
+
+/// Loki's text for a metric engine failure.
+fn engine_text(e: &EngineError) -> String {
+    match e {
+        EngineError::Backend(m) => format!("internal error: {m}"),
+        EngineError::Stopped(s) => ApiError::QueryTimeout(s.0).to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Loki's status for a metric engine failure and where the fault lies.
+fn engine_status(e: &EngineError) -> (StatusCode, Source) {
+    match e {
+        EngineError::Backend(_) => (StatusCode::INTERNAL_SERVER_ERROR, Source::Internal),
+        EngineError::Stopped(_) => (StatusCode::GATEWAY_TIMEOUT, Source::Upstream),
+        _ => (StatusCode::BAD_REQUEST, Source::Client),
+    }
+}
+
+/// The size in the text of [`BackendError::TooLarge`]: the declared one, or "more than
 /// the limit" when the answer was cut while streaming.
 fn query_size(declared: Option<u64>, limit: usize) -> String {
     match declared {
-        Some(n) => crate::drilldown::humanize::format_ibytes(n),
+        Some(n) => go::humanize::ibytes(n),
         None => format!(
             "more than {}",
-            crate::drilldown::humanize::format_ibytes(limit as u64)
+            go::humanize::ibytes(limit as u64)
         ),
     }
 }
@@ -146,13 +227,15 @@ impl ApiError {
     /// The HTTP status Loki would use for this error.
     pub fn status(&self) -> StatusCode {
         match self {
-            Self::BadRequest(_) | Self::Unsupported(_) | Self::QueryTooLarge { .. } => {
-                StatusCode::BAD_REQUEST
-            }
-            Self::BackendUnreachable { .. } | Self::BackendFailed { .. } => StatusCode::BAD_GATEWAY,
-            Self::BackendTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
-            Self::BackendRejected { .. } | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::BadRequest(_)
+            | Self::Param(_)
+            | Self::Parse(_)
+            | Self::Unsupported(_)
+            | Self::Lower(_) => StatusCode::BAD_REQUEST,
+            Self::Backend(e) => backend_status(e).0,
+            Self::Engine(e) => engine_status(e).0,
+            Self::BackendFailed { .. } => StatusCode::BAD_GATEWAY,
+            Self::Json(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::QueryTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
@@ -164,9 +247,11 @@ impl ApiError {
     /// The `Retry-After` hint of refusals that clear by themselves.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
-            Self::Unavailable { retry_after, .. } | Self::TooManyRequests { retry_after } => {
-                Some(*retry_after)
-            }
+            Self::Backend(
+                BackendError::CircuitOpen { retry_after }
+                | BackendError::Overloaded { retry_after },
+            )
+            | Self::TooManyRequests { retry_after } => Some(*retry_after),
             _ => None,
         }
     }
@@ -175,70 +260,18 @@ impl ApiError {
     pub fn source_kind(&self) -> Source {
         match self {
             Self::BadRequest(_)
+            | Self::Param(_)
+            | Self::Parse(_)
             | Self::Unsupported(_)
-            | Self::QueryTooLarge { .. }
+            | Self::Lower(_)
             | Self::TooManyRequests { .. }
             | Self::UriTooLong { .. }
             | Self::HeadersTooLarge { .. }
             | Self::PayloadTooLarge { .. } => Source::Client,
-            Self::BackendUnreachable { .. }
-            | Self::BackendTimeout(_)
-            | Self::BackendFailed { .. }
-            | Self::Unavailable { .. }
-            | Self::QueryTimeout(_) => Source::Upstream,
-            Self::BackendRejected { .. } | Self::Internal(_) => Source::Internal,
-        }
-    }
-}
-
-impl From<logql_parser::ParseError> for ApiError {
-    fn from(e: logql_parser::ParseError) -> Self {
-        Self::BadRequest(e.to_string())
-    }
-}
-
-impl From<engine::Error> for ApiError {
-    fn from(e: engine::Error) -> Self {
-        match e {
-            engine::Error::BadRequest(m) => Self::BadRequest(m),
-            engine::Error::Backend(m) => Self::BackendFailed {
-                status: StatusCode::BAD_GATEWAY,
-                message: m,
-            },
-            engine::Error::Stopped(s) => Self::QueryTimeout(s.0),
-        }
-    }
-}
-
-impl From<BackendError> for ApiError {
-    fn from(e: BackendError) -> Self {
-        match e {
-            BackendError::Unreachable { authority, reason } => {
-                Self::BackendUnreachable { authority, reason }
-            }
-            BackendError::Timeout(d) => Self::BackendTimeout(d),
-            BackendError::Status { status, body } if status.is_client_error() => {
-                Self::BackendRejected {
-                    status,
-                    message: body,
-                }
-            }
-            BackendError::Status { status, body } => Self::BackendFailed {
-                status,
-                message: body,
-            },
-            BackendError::Body(reason) => Self::BackendFailed {
-                status: StatusCode::BAD_GATEWAY,
-                message: reason,
-            },
-            BackendError::Request(reason) => Self::Internal(reason),
-            BackendError::Unsupported(reason) => Self::Unsupported(reason),
-            BackendError::TooLarge { limit, declared } => Self::QueryTooLarge { declared, limit },
-            e @ (BackendError::CircuitOpen { retry_after }
-            | BackendError::Overloaded { retry_after }) => Self::Unavailable {
-                message: e.to_string(),
-                retry_after,
-            },
+            Self::Backend(e) => backend_status(e).1,
+            Self::Engine(e) => engine_status(e).1,
+            Self::BackendFailed { .. } | Self::QueryTimeout(_) => Source::Upstream,
+            Self::Json(_) | Self::Internal(_) => Source::Internal,
         }
     }
 }
@@ -319,7 +352,7 @@ mod tests {
 
     #[test]
     fn timeout_text_says_timeout() {
-        let e = ApiError::BackendTimeout(Duration::from_secs(60));
+        let e = ApiError::from(BackendError::Timeout(Duration::from_secs(60)));
         assert!(e.to_string().contains("timeout"));
     }
 

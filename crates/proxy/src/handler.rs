@@ -18,7 +18,7 @@ use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 
 use crate::backend::Backend;
-use crate::metrics::Metrics;
+use crate::telemetry::Metrics;
 
 /// Shared state of every handler; cheap to clone (handles only).
 #[derive(Debug, Clone)]

@@ -8,7 +8,6 @@ pub mod form;
 pub mod limits;
 pub mod timestamp;
 
-use crate::error::ApiError;
 use engine::direction::Direction;
 
 pub use form::Form;
@@ -87,12 +86,6 @@ pub enum ParamError {
         "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step parameter"
     )]
     TooManyPoints,
-}
-
-impl From<ParamError> for ApiError {
-    fn from(e: ParamError) -> Self {
-        Self::BadRequest(e.to_string())
-    }
 }
 
 /// A time range in nanoseconds, `start` and `end` as the client meant them.

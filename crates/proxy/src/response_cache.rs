@@ -30,9 +30,10 @@ use cache::{Cache, CacheKey, CredentialFingerprint, Encoding, Fetched, Outcome};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
 
-use crate::metrics::Metrics;
+use crate::telemetry::Metrics;
 use crate::params::Form;
 use crate::params::timestamp::now_ns;
+use crate::route::{self, CachePolicy, Handler, Route};
 use crate::tenant::Tenant;
 use crate::window::WindowContext;
 
@@ -52,6 +53,17 @@ pub struct CacheSettings {
     pub freshness: Duration,
     /// How log ranges are split into windows (`--split-queries-*`).
     pub windows: crate::window::WindowSettings,
+}
+
+impl CacheSettings {
+    /// The TTL rule of these settings, shared by whole answers and windows.
+    pub fn lifetimes(&self) -> cache::Lifetimes {
+        cache::Lifetimes {
+            ttl: self.ttl,
+            live_ttl: self.live_ttl,
+            freshness: self.freshness,
+        }
+    }
 }
 
 impl Default for CacheSettings {
@@ -172,28 +184,6 @@ impl ResponseCache {
     }
 }
 
-/// The endpoint label of a cacheable route, or `None` for routes never cached.
-fn endpoint(path: &str) -> Option<&'static str> {
-    let rest = path.strip_prefix("/loki/api/v1/")?;
-    Some(match rest {
-        "query_range" => "query_range",
-        "query" => "query",
-        "labels" => "labels",
-        "series" => "series",
-        "index/stats" => "index_stats",
-        "index/volume" => "index_volume",
-        "index/volume_range" => "index_volume_range",
-        "detected_labels" => "detected_labels",
-        "detected_fields" => "detected_fields",
-        "patterns" => "patterns",
-        _ if rest.starts_with("label/") && rest.ends_with("/values") => "label_values",
-        _ if rest.starts_with("detected_field/") && rest.ends_with("/values") => {
-            "detected_field_values"
-        }
-        _ => return None,
-    })
-}
-
 /// A non-cacheable answer, shared with every waiter of the same evaluation.
 #[derive(Debug, thiserror::Error)]
 #[error("uncacheable answer with status {status}")]
@@ -246,13 +236,13 @@ fn key_of(tenant: String, headers: &HeaderMap, path: &str, params: &str) -> Cach
 
 impl ResponseCache {
     /// Whether a `GET` to `path` can be answered by [`Self::stored_get`]:
-    /// caching is on and the route is cached under its raw parameters (not
-    /// the bucketed metadata routes). Returns the endpoint label.
-    pub(crate) fn plain_get_endpoint(&self, method: &Method, path: &str) -> Option<&'static str> {
+    /// caching is on and the route is cached under its raw parameters
+    /// ([`CachePolicy::Raw`]). Returns the route.
+    pub(crate) fn plain_get_route(&self, method: &Method, path: &str) -> Option<&'static Route> {
         if self.settings.max_bytes == 0 || method != Method::GET {
             return None;
         }
-        endpoint(path).filter(|e| !matches!(*e, "labels" | "label_values" | "series"))
+        route::cached(path).filter(|r| r.cache == CachePolicy::Raw)
     }
 
     /// The stored answer of a `GET` for `tenant` ([`Tenant::cache_key`]), keyed
@@ -287,11 +277,12 @@ fn json_answer(body: Bytes) -> Response {
 
 /// The middleware: serves cacheable routes through the cache, others untouched.
 pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next: Next) -> Response {
-    let Some(endpoint) = endpoint(req.uri().path()) else {
+    let Some(route) = route::cached(req.uri().path()) else {
         return next.run(req).await;
     };
+    let endpoint = route.name;
     if rc.settings.max_bytes == 0 || !matches!(*req.method(), Method::GET | Method::POST) {
-        if endpoint == "query_range" {
+        if route.handler == Handler::QueryRange {
             req.extensions_mut().insert(rc.window_context());
         }
         return next.run(req).await;
@@ -313,7 +304,7 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
     // Metadata is keyed (and fetched) by its widened time bucket, so refreshes
     // share an entry; that needs the decoded range. Other routes are keyed by
     // their raw parameters: no decoding before the lookup.
-    let metadata = matches!(endpoint, "labels" | "label_values" | "series");
+    let metadata = route.cache == CachePolicy::Bucketed;
     let (form, bucketed) = if metadata {
         let form = parse();
         let bucketed = metadata_request(&form, now);
@@ -342,7 +333,7 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
         Some((_, end)) => ttl::ttl_after(*end, &rc.settings, now),
         None => ttl::ttl_for(endpoint, &form, &rc.settings, now),
     };
-    if endpoint == "query_range" {
+    if route.handler == Handler::QueryRange {
         // The handler splits log ranges into windows cached here too.
         parts.extensions.insert(rc.window_context());
     }
@@ -421,6 +412,10 @@ pub(crate) fn outcome_name(o: Outcome) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn endpoint(path: &str) -> Option<&'static str> {
+        route::cached(path).map(|r| r.name)
+    }
 
     #[test]
     fn only_query_and_metadata_routes_are_cached() {

@@ -13,7 +13,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::breaker::Permit;
 use super::{Backend, BackendError, Endpoint};
-use crate::metrics::Outcome;
+use crate::telemetry::Outcome;
 
 /// Leave to open one stream; report how it went with [`StreamOpen::finish`].
 #[derive(Debug)]
@@ -94,7 +94,7 @@ mod tests {
     use super::*;
     use crate::backend::BackendOptions;
     use crate::config::BackendUrl;
-    use crate::metrics::Metrics;
+    use crate::telemetry::Metrics;
 
     fn backend(concurrency: usize, queue: usize, failures: u32) -> Backend {
         let mut opts = BackendOptions::with_timeout(Duration::from_secs(5));

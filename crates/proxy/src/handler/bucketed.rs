@@ -5,7 +5,7 @@
 use bytes::BytesMut;
 
 use super::AppState;
-use crate::backend::Endpoint;
+use crate::backend::Request;
 use crate::backend::dialect::{Alignment, alignment};
 use crate::context::RequestContext;
 use crate::error::ApiError;
@@ -70,11 +70,8 @@ pub(super) async fn post(
     start: i64,
     end: i64,
 ) -> Result<BytesMut, ApiError> {
-    let (start, end) = (start.to_string(), end.to_string());
-    let form = [
-        ("query", query),
-        ("start", start.as_str()),
-        ("end", end.as_str()),
-    ];
-    Ok(state.backend.post_form(ctx, Endpoint::Query, &form).await?)
+    Ok(state
+        .backend
+        .send(ctx, &Request::query(query, start, end))
+        .await?)
 }

@@ -18,7 +18,7 @@ use axum::response::Response;
 use logql_parser::Expr;
 
 use super::{AppState, json_response};
-use crate::backend::Endpoint;
+use crate::backend::{Endpoint, Request};
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
@@ -52,16 +52,8 @@ pub async fn detected_labels(
         return Err(params::ParamError::EndBeforeStart.into());
     }
     let sel = streams::select(form.logql("query")?, false, ctx.discovery())?;
-    let (s, e) = (b.start.to_string(), b.end.to_string());
-    let form = [
-        ("query", sel.vl_query.as_str()),
-        ("start", s.as_str()),
-        ("end", e.as_str()),
-    ];
-    let body = state
-        .backend
-        .post_form(&ctx, Endpoint::Streams, &form)
-        .await?;
+    let req = Request::new(Endpoint::Streams, sel.vl_query.as_str(), b.start, b.end);
+    let body = state.backend.send(&ctx, &req).await?;
     #[derive(serde::Deserialize)]
     struct Hit {
         value: String,
@@ -92,8 +84,7 @@ pub async fn detected_labels(
     if detected.is_empty() {
         return Ok(empty_object());
     }
-    let out = serde_json::to_vec(&serde_json::json!({ "detectedLabels": detected }))
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let out = serde_json::to_vec(&serde_json::json!({ "detectedLabels": detected }))?;
     Ok(json_response(out))
 }
 
@@ -227,8 +218,7 @@ pub async fn detected_fields(
             o
         })
         .collect();
-    let out = serde_json::to_vec(&serde_json::json!({"fields": list, "limit": p.limit}))
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let out = serde_json::to_vec(&serde_json::json!({"fields": list, "limit": p.limit}))?;
     Ok(json_response(out))
 }
 
@@ -259,8 +249,7 @@ pub async fn detected_field_values(
     if values.is_empty() {
         return Ok(empty_object());
     }
-    let out = serde_json::to_vec(&serde_json::json!({"limit": p.limit, "values": values}))
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let out = serde_json::to_vec(&serde_json::json!({"limit": p.limit, "values": values}))?;
     Ok(json_response(out))
 }
 

@@ -22,7 +22,7 @@ use http::StatusCode;
 use logql_parser::Expr;
 
 use super::{AppState, json_response};
-use crate::backend::Endpoint;
+use crate::backend::{Endpoint, Request};
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::params::{self, Bounds, Form, timestamp::now_ns};
@@ -143,7 +143,7 @@ pub async fn series(
         .collect();
     let mut out = Vec::with_capacity(64 + data.len() * 64);
     out.extend_from_slice(br#"{"status":"success","data":"#);
-    serde_json::to_writer(&mut out, &data).map_err(|e| ApiError::Internal(e.to_string()))?;
+    serde_json::to_writer(&mut out, &data)?;
     out.push(b'}');
     Ok(json_response(out))
 }
@@ -274,7 +274,7 @@ fn selector_query(raw: &str, discovery: &logsql_ast::Discovery) -> Result<String
         Expr::Log(log) if log.pipeline.is_empty() => {
             logsql_ast::lower_selector(&log.selector, discovery)
                 .map(|q| q.to_string())
-                .map_err(|e| ApiError::Unsupported(e.to_string()))
+                .map_err(ApiError::from)
         }
         _ => Err(ApiError::BadRequest(ONLY_MATCHERS.to_owned())),
     }
@@ -288,17 +288,11 @@ async fn call(
     b: Bounds,
     field: Option<&str>,
 ) -> Result<BytesMut, ApiError> {
-    let start = b.start.to_string();
-    let end = b.end.to_string();
-    let mut form = vec![
-        ("query", query),
-        ("start", start.as_str()),
-        ("end", end.as_str()),
-    ];
+    let mut req = Request::new(endpoint, query, b.start, b.end);
     if let Some(field) = field {
-        form.push(("field", field));
+        req = req.field(field);
     }
-    Ok(state.backend.post_form(ctx, endpoint, &form).await?)
+    Ok(state.backend.send(ctx, &req).await?)
 }
 
 /// The stream field names (VictoriaLogs spelling) of the streams `query` selects in `b`.

@@ -25,11 +25,11 @@ use logsql_ast::{MetricPipe, RangePlan, bucket_start};
 
 use super::bucketed::{self, Bucketed, post};
 use super::{AppState, json_response};
-use crate::backend::Endpoint;
+use crate::backend::{Endpoint, Request};
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::window::WindowContext;
-use crate::window::metric::MetricWindowQuery;
+use crate::window::matrix::MetricWindowQuery;
 use crate::work::{RowBudget, Work, cpu};
 use engine::encode::metric as json;
 use engine::encode::stats::Summary;
@@ -56,21 +56,10 @@ pub const MAX_BUCKETS: i64 = 200_000;
 /// (the default of [`crate::work::WorkLimits::max_rows`]).
 pub const MAX_ROWS: u64 = crate::work::budget::DEFAULT_MAX_ROWS as u64;
 
-impl From<EngineError> for ApiError {
-    fn from(e: EngineError) -> Self {
-        match e {
-            EngineError::Backend(m) => ApiError::Internal(m),
-            EngineError::Stopped(s) => s.into(),
-            EngineError::Unsupported(m) => ApiError::Unsupported(m),
-            other => ApiError::BadRequest(other.to_string()),
-        }
-    }
-}
-
 /// Answers a range metric query as a `matrix`.
 ///
 /// With `windows` (the cache layer's context), a range longer than one split
-/// interval is evaluated in step-aligned windows ([`crate::window::metric`]),
+/// interval is evaluated in step-aligned windows ([`crate::window::matrix`]),
 /// so that closed windows are served from the cache on the next refresh.
 /// All windows read from the request's one budget ([`Work`]).
 ///
@@ -117,7 +106,7 @@ pub async fn range(
                 request: ctx.clone(),
             };
             let (state, expr, work) = (state.clone(), Arc::new(expr.clone()), work.clone());
-            crate::window::metric::run(wctx, &q, grid, w, move |ctx: RequestContext, g: Grid| {
+            crate::window::matrix::run(wctx, &q, grid, w, move |ctx: RequestContext, g: Grid| {
                 let (state, expr, work) = (state.clone(), Arc::clone(&expr), work.clone());
                 // Boxed: the window task stays small (debug builds copy
                 // large futures through every poll frame).
@@ -461,8 +450,7 @@ async fn fetch_rows(
     let r = input.agg;
     let range = r.range.interval.as_nanos();
     let offset = r.range.offset.map_or(0, |d| d.as_nanos());
-    let plan = logsql_ast::lower_log(&r.range.log, discovery)
-        .map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let plan = logsql_ast::lower_log(&r.range.log, discovery)?;
     let mut q = plan.query.to_string();
     // Nothing runs in the proxy but the synthesized labels: read only the
     // fields they and the needed labels come from.
@@ -560,17 +548,8 @@ async fn discover(
     start: i64,
     end: i64,
 ) -> Result<Vec<String>, ApiError> {
-    let q = plan.field_names_query();
-    let (s, e) = (start.to_string(), end.to_string());
-    let form = [
-        ("query", q.as_str()),
-        ("start", s.as_str()),
-        ("end", e.as_str()),
-    ];
-    let body = state
-        .backend
-        .post_form(ctx, Endpoint::FieldNames, &form)
-        .await?;
+    let req = Request::new(Endpoint::FieldNames, plan.field_names_query(), start, end);
+    let body = state.backend.send(ctx, &req).await?;
     field_names(&body)
 }
 

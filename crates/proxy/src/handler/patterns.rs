@@ -15,7 +15,7 @@ use axum::response::Response;
 use super::{AppState, json_response};
 use logsql_ast::Discovery;
 
-use crate::backend::Endpoint;
+use crate::backend::{Request, Take};
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
@@ -43,21 +43,9 @@ pub async fn patterns(
     let mut miners: BTreeMap<String, Drain> = BTreeMap::new();
     let mut read = 0usize;
     if end > start {
-        let (s, e, n) = (
-            start.to_string(),
-            (end - 1).to_string(),
-            MAX_PATTERN_LINES.to_string(),
-        );
-        let form = [
-            ("query", sel.vl_query.as_str()),
-            ("start", s.as_str()),
-            ("end", e.as_str()),
-            ("limit", n.as_str()),
-        ];
-        let body = state
-            .backend
-            .post_form(&ctx, Endpoint::Query, &form)
-            .await?;
+        let req = Request::query(sel.vl_query.as_str(), start, end - 1)
+            .take(Take::Newest(MAX_PATTERN_LINES));
+        let body = state.backend.send(&ctx, &req).await?;
         // Mining up to 50,000 lines is CPU work: off the async workers, and
         // it stops at the request's deadline.
         let discovery = ctx.discovery().clone();
@@ -91,7 +79,7 @@ pub async fn patterns(
             "lokivl mined patterns over the newest {MAX_PATTERN_LINES} lines of the range only; narrow the selector or the time range for complete counts"
         )]);
     }
-    let out = serde_json::to_vec(&body).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let out = serde_json::to_vec(&body)?;
     Ok(json_response(out))
 }
 

@@ -5,10 +5,10 @@ use axum::extract::State;
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use logql_parser::{Expr, LogExpr};
-use logsql_ast::{LogPlan, Pipe};
+use logsql_ast::LogPlan;
 
 use super::{AppState, json_response};
-use crate::backend::{Backend, Endpoint};
+use crate::backend::{Backend, Request, Take};
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
@@ -97,8 +97,7 @@ async fn log_range(
         ));
     }
     let discovery = ctx.discovery();
-    let plan =
-        logsql_ast::lower_log(log, discovery).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let plan = logsql_ast::lower_log(log, discovery)?;
     let categorize = ctx.categorize_labels();
     let (start, end) = (p.bounds.start, p.bounds.end);
     if end <= start {
@@ -194,25 +193,13 @@ async fn fetch_range(
         });
     }
     let opts = streams_options(p, plan, categorize);
-    let mut query = plan.query.clone();
-    let limit = p.limit.to_string();
-    let start = start.to_string();
+    let take = match p.direction {
+        Direction::Backward => Take::Newest(p.limit as usize),
+        Direction::Forward => Take::Oldest(p.limit as usize),
+    };
     // Loki's log range is [start, end); VictoriaLogs' is [start, end].
-    let end = (end - 1).to_string();
-    let mut form: Vec<(&str, &str)> = Vec::with_capacity(4);
-    match p.direction {
-        // VictoriaLogs' `limit` arg returns exactly the newest N by narrowing the
-        // time range step by step, far cheaper than a full `sort` over the range.
-        Direction::Backward => form.push(("limit", &limit)),
-        // There is no cheap "oldest N"; a top-N sort keeps only N entries in memory.
-        Direction::Forward => query.pipes.push(Pipe::Sort {
-            by: vec![("_time".to_owned(), false)],
-            limit: Some(u64::from(p.limit)),
-        }),
-    }
-    let q = query.to_string();
-    form.extend([("query", q.as_str()), ("start", &start), ("end", &end)]);
-    let mut body = backend.post_form(ctx, Endpoint::Query, &form).await?;
+    let req = Request::query(plan.query.clone(), start, end - 1).take(take);
+    let mut body = backend.send(ctx, &req).await?;
     let discovery = plan.discovery.clone();
     let body = cpu::run(work.deadline, body.len(), move |_| {
         encode(&mut body, &opts, &discovery)

@@ -50,6 +50,6 @@ pub async fn index_stats(
     }
     s.streams = seen.len() as u64;
     s.chunks = s.streams;
-    let out = serde_json::to_vec(&s).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let out = serde_json::to_vec(&s)?;
     Ok(json_response(out))
 }

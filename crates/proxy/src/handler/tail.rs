@@ -109,8 +109,7 @@ fn parse(form: &Form, headers: &HeaderMap, ctx: &RequestContext) -> Result<Sessi
     }
     // As a log query: selectors and filters see the labels discovery
     // synthesizes, and the plan carries the settings to the encoders.
-    let plan = logsql_ast::lower_log(&log, ctx.discovery())
-        .map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let plan = logsql_ast::lower_log(&log, ctx.discovery())?;
     let categorize = headers
         .get_all(ENCODING_FLAGS)
         .iter()

@@ -15,7 +15,7 @@ use http::StatusCode;
 
 use super::drilldown_limits::VOLUME_MAX_SERIES;
 use super::{AppState, json_response};
-use crate::backend::Endpoint;
+use crate::backend::Request;
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
@@ -79,13 +79,10 @@ pub async fn stream_stats(
         sel.vl_query,
         by.join(", ")
     );
-    let (s, e) = (start.to_string(), end.to_string());
-    let form = [
-        ("query", q.as_str()),
-        ("start", s.as_str()),
-        ("end", e.as_str()),
-    ];
-    let mut body = state.backend.post_form(ctx, Endpoint::Query, &form).await?;
+    let mut body = state
+        .backend
+        .send(ctx, &Request::query(q, start, end))
+        .await?;
     let mut out = Vec::new();
     // With a step, a stream has one row per bucket: derive its labels once
     // (without one, every row is another stream and a cache only costs).

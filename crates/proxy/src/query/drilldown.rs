@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use logql_parser::LogExpr;
 use serde::Deserialize;
 
-use crate::backend::Endpoint;
+use crate::backend::{Request, Take};
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::handler::AppState;
@@ -162,8 +162,7 @@ pub async fn fetch(
     }
     // Selectors and label filters see the labels Loki's ingest adds
     // (`{service_name="checkout"}` on streams that store only `app`).
-    let plan = logsql_ast::lower_log(log, ctx.discovery())
-        .map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let plan = logsql_ast::lower_log(log, ctx.discovery())?;
     let body = if plan.has_proxy_stages() {
         let q = LogRange {
             start,
@@ -183,15 +182,8 @@ pub async fn fetch(
         .await?
         .body
     } else {
-        let q = plan.query.to_string();
-        let (s, e, n) = (start.to_string(), (end - 1).to_string(), limit.to_string());
-        let form = [
-            ("query", q.as_str()),
-            ("start", s.as_str()),
-            ("end", e.as_str()),
-            ("limit", n.as_str()),
-        ];
-        let mut raw = state.backend.post_form(ctx, Endpoint::Query, &form).await?;
+        let req = Request::query(plan.query.clone(), start, end - 1).take(Take::Newest(limit));
+        let mut raw = state.backend.send(ctx, &req).await?;
         let opts = StreamsOptions {
             direction: Direction::Backward,
             limit,

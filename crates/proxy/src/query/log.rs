@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use bytes::BytesMut;
-use logsql_ast::{LogPlan, Pipe};
+use logsql_ast::LogPlan;
 
 use engine::direction::Direction;
 use engine::encode::pipeline::{Entry, Processed, write_answer};
@@ -22,7 +22,7 @@ use engine::pipeline::Pipeline;
 pub use engine::pipeline::page::RunParams;
 use engine::pipeline::page::eval_page;
 
-use crate::backend::{Backend, Endpoint};
+use crate::backend::{Backend, Request, Take};
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::work::{Deadline, RowBudget, cpu};
@@ -311,25 +311,12 @@ pub async fn log_range_bounded(
         max_rows: budget.max(),
     };
     run_bounded(pipeline, p, started, budget, deadline, |lo, hi, n| {
-        let mut query = plan.query.clone();
-        if direction == Direction::Forward {
-            // There is no cheap "oldest N"; a top-N sort keeps only N entries in memory.
-            query.pipes.push(Pipe::Sort {
-                by: vec![("_time".to_owned(), false)],
-                limit: Some(n as u64),
-            });
-        }
-        let q = query.to_string();
-        let (lo, hi, n) = (lo.to_string(), hi.to_string(), n.to_string());
-        async move {
-            let mut form: Vec<(&str, &str)> =
-                vec![("query", q.as_str()), ("start", &lo), ("end", &hi)];
-            if direction == Direction::Backward {
-                // VictoriaLogs' `limit` arg returns the newest N cheaply.
-                form.push(("limit", &n));
-            }
-            Ok(backend.post_form(ctx, Endpoint::Query, &form).await?)
-        }
+        let take = match direction {
+            Direction::Backward => Take::Newest(n),
+            Direction::Forward => Take::Oldest(n),
+        };
+        let req = Request::query(plan.query.clone(), lo, hi).take(take);
+        async move { Ok(backend.send(ctx, &req).await?) }
     })
     .await
 }

@@ -17,14 +17,9 @@ use super::CacheSettings;
 use crate::params::timestamp::parse_timestamp;
 use crate::params::{self, Form};
 
-/// The TTL of an answer whose data ends at `data_end`.
+/// The TTL of an answer whose data ends at `data_end` ([`cache::Lifetimes`]).
 pub(crate) fn ttl_after(data_end: i64, settings: &CacheSettings, now: i64) -> Duration {
-    let freshness = i64::try_from(settings.freshness.as_nanos()).unwrap_or(i64::MAX);
-    if data_end <= now.saturating_sub(freshness) {
-        settings.ttl
-    } else {
-        settings.live_ttl
-    }
+    settings.lifetimes().ttl_after(data_end, now)
 }
 
 /// The TTL of the answer to `endpoint` with parameters `form`: the live TTL

@@ -31,8 +31,9 @@ use tower::{Service, ServiceExt};
 use super::headers;
 use super::observe::Access;
 use super::protect::{self, Guard};
-use crate::metrics::Metrics;
+use crate::telemetry::Metrics;
 use crate::response_cache::ResponseCache;
+use crate::route::Route;
 use crate::tenant::{ORG_ID_HEADER, Resolver, Tenant};
 
 /// What a hit needs: the cache and the state of the layers it stands in for.
@@ -79,10 +80,10 @@ impl Service<Request> for Front {
 
     fn call(&mut self, req: Request) -> Self::Future {
         let inner = self.inner.clone();
-        let Some(endpoint) = self
+        let Some(route) = self
             .hit
             .cache
-            .plain_get_endpoint(req.method(), req.uri().path())
+            .plain_get_route(req.method(), req.uri().path())
         else {
             return Box::pin(inner.oneshot(req));
         };
@@ -91,7 +92,7 @@ impl Service<Request> for Front {
             let started = Instant::now();
             // The body is not `Sync`: the lookup borrows only the head.
             let (mut parts, body) = req.into_parts();
-            match hit.answer(endpoint, &parts, started).await {
+            match hit.answer(route, &parts, started).await {
                 Ok(resp) => Ok(resp),
                 Err(id) => {
                     // Keep the id already made, so the access log has one id per request.
@@ -107,11 +108,11 @@ impl HitPath {
     /// Answers a hit, or gives the request id back for the routed stack.
     async fn answer(
         &self,
-        endpoint: &'static str,
+        route: &'static Route,
         req: &Parts,
         started: Instant,
     ) -> Result<Response, super::observe::RequestId> {
-        let access = Access::start(&self.metrics, req, Cow::Borrowed(route(endpoint)), started);
+        let access = Access::start(&self.metrics, req, Cow::Borrowed(route.path), started);
         let Some(tenant) = self.tenant(req) else {
             return Err(access.hand_over());
         };
@@ -123,7 +124,7 @@ impl HitPath {
             return Err(access.hand_over());
         };
         let mut resp = match protect::admit(&self.guard, req, tenant.as_str()) {
-            Ok(_admitted) => self.cache.hit_answer(endpoint, body),
+            Ok(_admitted) => self.cache.hit_answer(route.name, body),
             Err(refused) => *refused,
         };
         headers::add_missing(resp.headers_mut());
@@ -142,37 +143,27 @@ impl HitPath {
     }
 }
 
-/// The route template of a cached endpoint, as `MatchedPath` names it in the access log.
-fn route(endpoint: &str) -> &'static str {
-    match endpoint {
-        "query_range" => "/loki/api/v1/query_range",
-        "query" => "/loki/api/v1/query",
-        "index_stats" => "/loki/api/v1/index/stats",
-        "index_volume" => "/loki/api/v1/index/volume",
-        "index_volume_range" => "/loki/api/v1/index/volume_range",
-        "detected_labels" => "/loki/api/v1/detected_labels",
-        "detected_fields" => "/loki/api/v1/detected_fields",
-        "detected_field_values" => "/loki/api/v1/detected_field/{name}/values",
-        "patterns" => "/loki/api/v1/patterns",
-        "labels" => "/loki/api/v1/labels",
-        "label_values" => "/loki/api/v1/label/{name}/values",
-        "series" => "/loki/api/v1/series",
-        _ => "unmatched",
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    /// The template of the route a hit is logged under, as `MatchedPath` names it.
+    fn route(path: &str) -> &'static str {
+        crate::route::cached(path).map_or("unmatched", |r| r.path)
+    }
 
     #[test]
     fn hit_routes_are_logged_under_the_router_templates() {
-        assert_eq!(route("query_range"), "/loki/api/v1/query_range");
         assert_eq!(
-            route("detected_field_values"),
+            route("/loki/api/v1/query_range"),
+            "/loki/api/v1/query_range"
+        );
+        assert_eq!(
+            route("/loki/api/v1/detected_field/level/values"),
             "/loki/api/v1/detected_field/{name}/values"
         );
-        assert_eq!(route("index_volume"), "/loki/api/v1/index/volume");
-        assert_eq!(route("nope"), "unmatched");
+        assert_eq!(
+            route("/loki/api/v1/index/volume"),
+            "/loki/api/v1/index/volume"
+        );
+        assert_eq!(route("/nope"), "unmatched");
     }
 }

@@ -17,7 +17,7 @@ use axum::response::Response;
 use http::{HeaderMap, HeaderValue, Method};
 
 use crate::error::{CANCELLED, STATUS_CLIENT_CLOSED};
-use crate::metrics::Metrics;
+use crate::telemetry::Metrics;
 use crate::tenant::Tenant;
 
 /// The header carrying the request id both ways.

@@ -12,7 +12,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::error::ApiError;
 use crate::limits::Limits;
 use crate::limits::rate::RateLimiter;
-use crate::metrics::Metrics;
+use crate::telemetry::Metrics;
 use crate::tenant::Tenant;
 
 /// Shared state of the admission layer; cheap to clone.

@@ -25,7 +25,7 @@ use super::pump::{close_message, pump};
 use super::reader::{Event, QUEUE_LINES, Reader};
 use super::slots::Slot;
 use super::upstream::TailRequest;
-use crate::backend::{BackendError, Endpoint};
+use crate::backend::{BackendError, Request, Take};
 use crate::context::RequestContext;
 use engine::direction::Direction;
 
@@ -280,21 +280,10 @@ async fn history(state: &TailState, s: &mut Session, t0: i64) -> Result<Vec<Entr
             .map_err(|e| e.to_string())?;
         return super::frame::flatten(&answer);
     }
-    let (q, start, end, n) = (
-        s.plan.query.to_string(),
-        s.start.to_string(),
-        (t0 - 1).to_string(),
-        limit.to_string(),
-    );
-    let form = [
-        ("query", q.as_str()),
-        ("start", &start),
-        ("end", &end),
-        ("limit", &n),
-    ];
+    let req = Request::query(s.plan.query.clone(), s.start, t0 - 1).take(Take::Newest(limit));
     let body = state
         .backend
-        .post_form(&s.ctx, Endpoint::Query, &form)
+        .send(&s.ctx, &req)
         .await
         .map_err(|e| e.to_string())?;
     let mut entries = s.encoder.entries(body, false).await?;

@@ -14,21 +14,50 @@ use std::collections::BTreeMap;
 use bytes::BytesMut;
 
 use super::{Member, TENANT_LABEL, Tenant};
-use crate::backend::{Backend, BackendError, Endpoint};
+use crate::backend::{Backend, BackendError, Endpoint, LogsQl, Request, Take};
+use crate::context::RequestContext;
 use engine::ndjson::time::parse_rfc3339_nanos;
 
-/// Runs `form` against every member of `tenant` and merges the answers.
+impl Backend {
+    /// Sends `req` for the request's tenant and returns the whole 2xx body:
+    /// one call for one tenant, one call per tenant merged for several
+    /// (`X-Scope-OrgID: a|b`).
+    ///
+    /// It lives here, above [`Backend::send_one`], so that the client knows
+    /// nothing of fan-out.
+    ///
+    /// # Errors
+    /// [`BackendError`] on connection failure, deadline, non-2xx status or a
+    /// broken body; see [`send_all`] for several tenants.
+    pub async fn send(
+        &self,
+        ctx: &RequestContext,
+        req: &Request,
+    ) -> Result<BytesMut, BackendError> {
+        match ctx.single_tenant() {
+            Some(one) => self.send_one(one, req).await,
+            None if ctx.tenant().is_multi() => send_all(self, req, ctx.tenant()).await,
+            // An unresolved tenant (a defect): refused rather than sent to
+            // VictoriaLogs' default tenant.
+            None => Err(BackendError::Request(
+                "internal error: a VictoriaLogs call was made without the request's tenant".into(),
+            )),
+        }
+    }
+}
+
+/// Runs `req` against every member of `tenant` and merges the answers.
 ///
 /// # Errors
 /// The first member's [`BackendError`], or [`BackendError::Unsupported`] for
 /// endpoints whose answers cannot be merged.
-pub async fn post_form(
+pub async fn send_all(
     backend: &Backend,
-    endpoint: Endpoint,
-    form: &[(&str, &str)],
+    req: &Request,
     tenant: &Tenant,
 ) -> Result<BytesMut, BackendError> {
     let members = tenant.members();
+    let endpoint = req.endpoint;
     match endpoint {
         Endpoint::Query
         | Endpoint::StreamFieldNames
@@ -45,11 +74,10 @@ pub async fn post_form(
             )));
         }
     }
-    let field = form.iter().find(|(k, _)| *k == "field").map(|(_, v)| *v);
     if matches!(
         endpoint,
         Endpoint::StreamFieldValues | Endpoint::FieldValues
-    ) && field == Some(TENANT_LABEL)
+    ) && req.field.as_deref() == Some(TENANT_LABEL)
     {
         let hits: Vec<(String, u64)> = members.iter().map(|m| (m.name.clone(), 1)).collect();
         return Ok(write_values(hits));
@@ -58,26 +86,23 @@ pub async fn post_form(
     // `__tenant_id__` matchers pick the tenants, as in Loki's SelectLogs and
     // SelectSamples, and are removed before each tenant's call.
     let narrowed = match endpoint {
-        Endpoint::Query => form
-            .iter()
-            .find(|(k, _)| *k == "query")
-            .map(|(_, q)| narrow(q, members))
-            .transpose()?,
+        Endpoint::Query => Some(narrow(&req.query.to_string(), members)?),
         _ => None,
     };
-    let (members, rewritten): (Vec<&Member>, Vec<(&str, &str)>) = match &narrowed {
+    let (members, rewritten): (Vec<&Member>, Option<Request>) = match narrowed {
         Some(n) => (
-            n.members.clone(),
-            form.iter()
-                .map(|(k, v)| (*k, if *k == "query" { n.query.as_str() } else { *v }))
-                .collect(),
+            n.members,
+            Some(Request {
+                query: LogsQl::Text(n.query),
+                ..req.clone()
+            }),
         ),
-        None => (members.iter().collect(), form.to_vec()),
+        None => (members.iter().collect(), None),
     };
-    let form = rewritten.as_slice();
-    let answers = call_members(backend, endpoint, form, members).await?;
+    let req = rewritten.as_ref().unwrap_or(req);
+    let answers = call_members(backend, req, members).await?;
     match endpoint {
-        Endpoint::Query => Ok(merge_entries(&answers, form)),
+        Endpoint::Query => Ok(merge_entries(&answers, req.take)),
         Endpoint::StreamFieldNames | Endpoint::FieldNames => {
             let mut hits = merge_values(&answers)?;
             let total = hits.values().sum::<u64>().max(1);
@@ -108,14 +133,13 @@ pub async fn post_form(
 /// calls still running are dropped, which cancels them.
 async fn call_members<'m>(
     backend: &Backend,
-    endpoint: Endpoint,
-    form: &[(&str, &str)],
+    req: &Request,
     members: Vec<&'m Member>,
 ) -> Result<Vec<(&'m Member, BytesMut)>, BackendError> {
     use futures_util::{StreamExt as _, TryStreamExt as _};
     let calls: Vec<_> = members
         .into_iter()
-        .map(|m| call_member(backend, endpoint, form, m))
+        .map(|m| call_member(backend, req, m))
         .collect();
     futures_util::stream::iter(calls)
         .buffered(backend.fanout_parallelism())
@@ -126,11 +150,10 @@ async fn call_members<'m>(
 /// One member's call, to its own VictoriaLogs tenant.
 async fn call_member<'m>(
     backend: &Backend,
-    endpoint: Endpoint,
-    form: &[(&str, &str)],
+    req: &Request,
     m: &'m Member,
 ) -> Result<(&'m Member, BytesMut), BackendError> {
-    let body = backend.post_form_one(m.vl, endpoint, form).await?;
+    let body = backend.send_one(m.vl, req).await?;
     Ok((m, body))
 }
 
@@ -320,17 +343,10 @@ fn write_values(values: Vec<(String, u64)>) -> BytesMut {
     BytesMut::from(out.to_string().as_bytes())
 }
 
-/// The `N` of a trailing `| sort by (_time) limit N` (forward pages).
-fn forward_limit(query: &str) -> Option<usize> {
-    let rest = query.trim_end();
-    let idx = rest.rfind("| sort by (_time) limit ")?;
-    rest[idx + "| sort by (_time) limit ".len()..].parse().ok()
-}
-
 /// Labels every entry with its tenant, then keeps what one call would have
 /// returned: the newest `limit` (backward) or oldest `N` (forward) overall,
 /// so paging over the merged answer stays exact.
-fn merge_entries(answers: &[(&Member, BytesMut)], form: &[(&str, &str)]) -> BytesMut {
+fn merge_entries(answers: &[(&Member, BytesMut)], take: Option<Take>) -> BytesMut {
     let mut rows: Vec<(i64, Vec<u8>)> = Vec::new();
     for (m, body) in answers {
         for line in body[..].split(|&b| b == b'\n') {
@@ -356,13 +372,16 @@ fn merge_entries(answers: &[(&Member, BytesMut)], form: &[(&str, &str)]) -> Byte
             rows.push((ts, bytes));
         }
     }
-    let get = |k: &str| form.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
-    if let Some(limit) = get("limit").and_then(|l| l.parse::<usize>().ok()) {
-        rows.sort_by_key(|r| std::cmp::Reverse(r.0));
-        rows.truncate(limit);
-    } else if let Some(n) = get("query").and_then(forward_limit) {
-        rows.sort_by_key(|r| r.0);
-        rows.truncate(n);
+    match take {
+        Some(Take::Newest(limit)) => {
+            rows.sort_by_key(|r| std::cmp::Reverse(r.0));
+            rows.truncate(limit);
+        }
+        Some(Take::Oldest(n)) => {
+            rows.sort_by_key(|r| r.0);
+            rows.truncate(n);
+        }
+        None => {}
     }
     let mut out = BytesMut::with_capacity(rows.iter().map(|r| r.1.len()).sum());
     for (_, r) in rows {
@@ -404,7 +423,7 @@ mod tests {
             "{\"_time\":\"2026-01-01T00:00:02Z\",\"_stream\":\"{app=\\\"x\\\"}\",\"_msg\":\"b2\",\"app\":\"x\"}\n",
         );
         let answers = vec![(&a, body_a), (&b, body_b)];
-        let out = merge_entries(&answers, &[("query", "*"), ("limit", "2")]);
+        let out = merge_entries(&answers, Some(Take::Newest(2)));
         let lines: Vec<serde_json::Value> = out[..]
             .split(|&c| c == b'\n')
             .filter(|l| !l.is_empty())
@@ -415,12 +434,10 @@ mod tests {
         assert_eq!(lines[1]["_msg"], "b2");
         assert_eq!(lines[1]["__tenant_id__"], "b");
         assert_eq!(lines[1]["_stream"], r#"{__tenant_id__="b",app="x"}"#);
-        let fwd = merge_entries(&answers, &[("query", "* | sort by (_time) limit 2")]);
+        let fwd = merge_entries(&answers, Some(Take::Oldest(2)));
         let first: serde_json::Value =
             serde_json::from_slice(fwd[..].split(|&c| c == b'\n').next().unwrap()).unwrap();
         assert_eq!(first["_msg"], "a1");
-        assert_eq!(forward_limit("x | sort by (_time) limit 17"), Some(17));
-        assert_eq!(forward_limit("x | sort by (_time desc) limit 17"), None);
     }
 
     #[test]

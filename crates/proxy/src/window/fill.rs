@@ -2,7 +2,7 @@
 //! concurrent callers of one window cause one fill, errors are not kept, and
 //! a fill that no request waits for any more is stopped (its VictoriaLogs
 //! call cancelled) rather than run to the end. Shared by log windows
-//! ([`super::run`]) and metric windows ([`super::metric`]).
+//! ([`super::run`]) and metric windows ([`super::matrix`]).
 
 use std::future::Future;
 use std::time::Duration;
@@ -14,7 +14,7 @@ use super::WindowContext;
 use crate::error::ApiError;
 
 /// Never shared between tasks as a value: a window error, cloned for every
-/// coalesced waiter by [`copy_error`].
+/// coalesced waiter.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
 struct WindowError(ApiError);
@@ -85,7 +85,7 @@ where
         }
         Err(cache::Error::Fetch(e)) => {
             ctx.metrics.observe_cache(endpoint, "uncacheable");
-            Err(copy_error(&e.0))
+            Err(e.0.clone())
         }
         Err(e) => {
             ctx.metrics.observe_cache(endpoint, "failed");
@@ -94,80 +94,18 @@ where
     }
 }
 
-/// A window whose data ended before `now - freshness` is closed: its answer
-/// cannot change any more and is kept for the long TTL; the live edge gets
-/// the live TTL.
-pub fn ttl_for(data_end: i64, s: &crate::response_cache::CacheSettings, now: i64) -> Duration {
-    let freshness = i64::try_from(s.freshness.as_nanos()).unwrap_or(i64::MAX);
-    if data_end <= now.saturating_sub(freshness) {
-        s.ttl
-    } else {
-        s.live_ttl
-    }
-}
-
-/// The same error again, for each waiter of a shared failing fill.
-fn copy_error(e: &ApiError) -> ApiError {
-    match e {
-        ApiError::BadRequest(m) => ApiError::BadRequest(m.clone()),
-        ApiError::Unsupported(m) => ApiError::Unsupported(m.clone()),
-        ApiError::BackendUnreachable { authority, reason } => ApiError::BackendUnreachable {
-            authority: authority.clone(),
-            reason: reason.clone(),
-        },
-        ApiError::BackendTimeout(d) => ApiError::BackendTimeout(*d),
-        ApiError::BackendRejected { status, message } => ApiError::BackendRejected {
-            status: *status,
-            message: message.clone(),
-        },
-        ApiError::BackendFailed { status, message } => ApiError::BackendFailed {
-            status: *status,
-            message: message.clone(),
-        },
-        ApiError::Unavailable {
-            message,
-            retry_after,
-        } => ApiError::Unavailable {
-            message: message.clone(),
-            retry_after: *retry_after,
-        },
-        ApiError::QueryTimeout(d) => ApiError::QueryTimeout(*d),
-        ApiError::QueryTooLarge { declared, limit } => ApiError::QueryTooLarge {
-            declared: *declared,
-            limit: *limit,
-        },
-        ApiError::TooManyRequests { retry_after } => ApiError::TooManyRequests {
-            retry_after: *retry_after,
-        },
-        other => ApiError::Internal(other.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::response_cache::CacheSettings;
-
-    #[test]
-    fn closed_windows_get_the_long_ttl() {
-        let s = CacheSettings {
-            ttl: Duration::from_secs(3600),
-            live_ttl: Duration::from_secs(2),
-            freshness: Duration::from_secs(600),
-            ..CacheSettings::default()
-        };
-        let now = 10_000_000_000_000;
-        let margin = 600_000_000_000;
-        assert_eq!(ttl_for(now - margin, &s, now), s.ttl);
-        assert_eq!(ttl_for(now - margin + 1, &s, now), s.live_ttl);
-        assert_eq!(ttl_for(now, &s, now), s.live_ttl);
-    }
 
     #[test]
     fn errors_are_copied_with_their_status() {
-        let e = ApiError::BackendTimeout(Duration::from_secs(3));
-        assert_eq!(copy_error(&e).to_string(), e.to_string());
+        let e = ApiError::from(crate::backend::BackendError::Timeout(Duration::from_secs(
+            3,
+        )));
+        assert_eq!(e.clone().to_string(), e.to_string());
+        assert_eq!(e.clone().status(), http::StatusCode::GATEWAY_TIMEOUT);
         let e = ApiError::BadRequest("x".to_owned());
-        assert!(matches!(copy_error(&e), ApiError::BadRequest(m) if m == "x"));
+        assert!(matches!(e.clone(), ApiError::BadRequest(m) if m == "x"));
     }
 }

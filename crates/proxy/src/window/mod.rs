@@ -1,4 +1,4 @@
-//! Splitting `query_range` requests (log: [`run`], metric: [`metric`]) into time windows that are fetched
+//! Splitting `query_range` requests (log: [`run`], metric: [`matrix`]) into time windows that are fetched
 //! in parallel, cached one by one, and merged into the exact unsplit answer.
 //!
 //! Dashboards refresh "the last N hours" every few seconds: each refresh
@@ -17,7 +17,7 @@ pub mod bucket;
 pub mod fill;
 pub mod matrix_codec;
 pub mod merge;
-pub mod metric;
+pub mod matrix;
 pub mod metric_split;
 pub mod run;
 pub mod split;

@@ -18,7 +18,7 @@ use super::split::Window;
 use super::task::WindowTask;
 use crate::context::RequestContext;
 use crate::error::ApiError;
-use crate::metrics::Metrics;
+use crate::telemetry::Metrics;
 use crate::response_cache::CacheSettings;
 use engine::direction::Direction;
 
@@ -161,11 +161,11 @@ where
     Fut: Future<Output = Result<WindowBody, ApiError>> + Send + 'static,
 {
     let key = window_key(q, w);
-    let ttl = fill::ttl_for(
-        w.end,
-        &ctx.cache_settings,
-        crate::params::timestamp::now_ns(),
-    );
+    // A window is an answer like any other: the one TTL rule, on its end.
+    let ttl = ctx
+        .cache_settings
+        .lifetimes()
+        .ttl_after(w.end, crate::params::timestamp::now_ns());
     let stored = ctx.cache.is_some();
     let fill = || {
         let body = fetch(w);
