@@ -45,7 +45,11 @@ pub fn decode(s: &str) -> Result<Vec<u8>, CorruptInputError> {
 /// Go's `decodeQuantum` for the padded standard encoding: decodes up to
 /// four symbols from `si` into `out` and returns where the next quantum
 /// starts.
-fn decode_quantum(out: &mut Vec<u8>, src: &[u8], mut si: usize) -> Result<usize, CorruptInputError> {
+fn decode_quantum(
+    out: &mut Vec<u8>,
+    src: &[u8],
+    mut si: usize,
+) -> Result<usize, CorruptInputError> {
     let is_newline = |c: u8| c == b'\n' || c == b'\r';
     let mut dbuf = [0u8; 4];
     let mut dlen = 4;
@@ -99,7 +103,10 @@ fn decode_quantum(out: &mut Vec<u8>, src: &[u8], mut si: usize) -> Result<usize,
         dlen = j;
         break;
     }
-    let val = u32::from(dbuf[0]) << 18 | u32::from(dbuf[1]) << 12 | u32::from(dbuf[2]) << 6 | u32::from(dbuf[3]);
+    let val = u32::from(dbuf[0]) << 18
+        | u32::from(dbuf[1]) << 12
+        | u32::from(dbuf[2]) << 6
+        | u32::from(dbuf[3]);
     let bytes = [(val >> 16) as u8, (val >> 8) as u8, val as u8];
     out.extend_from_slice(&bytes[..dlen - 1]);
     match trailing {
@@ -138,7 +145,11 @@ mod tests {
             ("====", Err(0)),
             ("Zg=", Err(3)),
         ] {
-            assert_eq!(decode(input), want.map(<[u8]>::to_vec).map_err(CorruptInputError), "{input:?}");
+            assert_eq!(
+                decode(input),
+                want.map(<[u8]>::to_vec).map_err(CorruptInputError),
+                "{input:?}"
+            );
         }
         assert_eq!(
             CorruptInputError(3).to_string(),

@@ -8,6 +8,11 @@
 //! Loki, and used by every crate that needs it. This crate depends on no
 //! other crate of lokivl.
 //!
+//! Each module names the Go package and version it reproduces (Go 1.26.8,
+//! prometheus/common v0.67.5, go-humanize v1.0.1: what Loki 3.7.8 is built
+//! with): [`strconv`], [`duration`], [`humanize`], [`time`], [`base64`],
+//! [`regexp`] and [`template`]. Their tests are cases recorded from Go.
+//!
 //! ```
 //! use go::template::{Context, Template};
 //!
@@ -29,6 +34,7 @@
 //! t.render(&Line, &mut out).unwrap();
 //! assert_eq!(out, "api: GET /HEALTH");
 //! assert_eq!(go::humanize::parse_bytes("1.5KiB"), Some(1536));
+//! assert_eq!(go::strconv::quote("a\u{a0}b"), r#""a\u00a0b""#);
 //! ```
 
 pub mod base64;

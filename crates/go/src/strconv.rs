@@ -63,7 +63,10 @@ pub fn append_quote(out: &mut Vec<u8>, s: &str) {
     }
     let mut run = 0;
     for (i, c) in s.char_indices() {
-        if c != '"' && c != '\\' && (c == ' ' || c.is_ascii_graphic() || (!c.is_ascii() && is_print(c))) {
+        if c != '"'
+            && c != '\\'
+            && (c == ' ' || c.is_ascii_graphic() || (!c.is_ascii() && is_print(c)))
+        {
             continue;
         }
         out.extend_from_slice(&bytes[run..i]);
@@ -245,7 +248,9 @@ pub enum ParseFloatError {
 pub fn parse_float(s: &str) -> Result<f64, ParseFloatError> {
     let syntax = || ParseFloatError::Syntax(s.to_owned());
     let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if ["inf", "infinity"].iter().any(|w| body.eq_ignore_ascii_case(w))
+    if ["inf", "infinity"]
+        .iter()
+        .any(|w| body.eq_ignore_ascii_case(w))
         || s.eq_ignore_ascii_case("nan")
     {
         return s.parse().map_err(|_| syntax());

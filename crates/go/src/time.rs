@@ -591,7 +591,8 @@ pub fn parse(layout: &str, value: &str) -> Option<GoTime> {
             // Go reads either separator, whichever the layout shows.
             Std::Frac { digits, trim, .. } => {
                 if trim {
-                    if v.len() >= 2 && v.starts_with(['.', ',']) && v.as_bytes()[1].is_ascii_digit() {
+                    if v.len() >= 2 && v.starts_with(['.', ',']) && v.as_bytes()[1].is_ascii_digit()
+                    {
                         let n = v[1..].bytes().take_while(u8::is_ascii_digit).count();
                         nanos = frac_nanos(&v[1..1 + n]);
                         v = &v[1 + n..];

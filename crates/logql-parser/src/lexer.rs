@@ -3,9 +3,9 @@
 //! for tokens read character by character) and reproduce lexer errors.
 //! Parsing itself is done by the pest grammar; this is only for errors.
 
+use crate::grammar::{LEXER_ONLY_KEYWORDS, is_keyword};
 use go::duration::Duration;
 use go::humanize::parse_bytes;
-use crate::grammar::{LEXER_ONLY_KEYWORDS, is_keyword};
 
 /// A token as Loki's parser would name it in `unexpected …`.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,9 +4,9 @@
 use std::fmt::{self, Display, Formatter};
 
 use crate::ast::*;
-use go::strconv::quote as go_quote;
 use crate::regex_simplify::stays_regex;
 use go::humanize::format_bytes;
+use go::strconv::quote as go_quote;
 
 impl Display for Expr {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {

@@ -11,9 +11,9 @@ use pest::iterators::Pair;
 use super::selector::matcher;
 use super::{Built, string, unexpected_at};
 use crate::ast::{CmpOp, LabelFilter, MatchOp};
-use go::duration::Duration;
 use crate::error::ParseError;
 use crate::grammar::Rule;
+use go::duration::Duration;
 use go::humanize::parse_bytes;
 
 #[derive(Clone, Copy)]

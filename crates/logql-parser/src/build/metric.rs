@@ -12,9 +12,9 @@ use crate::ast::{
     LogRange, MetricExpr, RangeAggregation, RangeOp, Unwrap, UnwrapConversion, VectorAggregation,
     VectorMatching, VectorOp,
 };
-use go::duration::Duration;
 use crate::error::ParseError;
 use crate::grammar::Rule;
+use go::duration::Duration;
 
 /// A built operand: metric, or a log query that is only valid at the top.
 enum Node {
@@ -451,7 +451,8 @@ fn log_range(input: &str, p: Pair<'_, Rule>) -> Built<LogRange> {
                     .last()
                     .map(|d| d.as_str().to_string())
                     .unwrap_or_default();
-                let d = Duration::parse_logql(&text).map_err(|e| ParseError::Semantic(e.to_string()))?;
+                let d = Duration::parse_logql(&text)
+                    .map_err(|e| ParseError::Semantic(e.to_string()))?;
                 offset = Some(d).filter(|d| d.0 != 0);
             }
             Rule::unwrap => {

@@ -40,8 +40,7 @@ pub(crate) fn matcher(input: &str, p: Pair<'_, Rule>) -> Built<Matcher> {
     if matches!(op, MatchOp::Re | MatchOp::Nre) {
         // Syntax only (as RE2 sees it): compiling here cost more than the
         // rest of the parse.
-        go::regexp::check(&value)
-            .map_err(|msg| ParseError::InvalidRegex { stage: None, msg })?;
+        go::regexp::check(&value).map_err(|msg| ParseError::InvalidRegex { stage: None, msg })?;
     }
     Ok(Matcher { name, op, value })
 }

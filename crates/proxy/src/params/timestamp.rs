@@ -41,13 +41,11 @@ pub fn parse_timestamp(value: &str, default: i64) -> Result<i64, TimeError> {
         Ok(n) => Ok(n),
         Err(e) => {
             if let Some(t) = go::time::parse_rfc3339(value) {
-                return Ok(i64::try_from(t.unix_nanos_i128()).unwrap_or(
-                    if t.secs < 0 {
-                        i64::MIN
-                    } else {
-                        i64::MAX
-                    },
-                ));
+                return Ok(i64::try_from(t.unix_nanos_i128()).unwrap_or(if t.secs < 0 {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                }));
             }
             match e.kind() {
                 std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {

@@ -6,8 +6,8 @@ use super::Func;
 use super::args::{P, R, owned, s, sig, want};
 use super::parsing::unix_to_time;
 use crate::template::Context;
-use crate::time::{self as timefmt, GoTime};
 use crate::template::value::{IntKind, Value};
+use crate::time::{self as timefmt, GoTime};
 
 /// `unixEpoch`, `unixEpochMillis`, `unixEpochNanos` of a time, as text.
 pub(super) fn unix_epoch<'a>(f: Func, a: &[Value<'a>], name: &str) -> R<'a> {
