@@ -5,6 +5,7 @@
 //! [`logsql_ast`], sent to VictoriaLogs by [`backend`], and the NDJSON answer
 //! is decoded ([`ndjson`]) and written as Loki JSON ([`encode`]).
 
+pub mod answer;
 pub mod app;
 pub mod backend;
 pub mod config;

@@ -11,7 +11,9 @@ use super::{AppState, json_response};
 use crate::backend::{Backend, Endpoint};
 use crate::context::RequestContext;
 use crate::direction::Direction;
-use crate::encode::streams::{StreamsOptions, encode_streams_discovered};
+use crate::answer::LogAnswer;
+use crate::answer::encode::write_streams;
+use crate::encode::streams::{StreamsOptions, decode_streams};
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
 use crate::pipeline::run::LogRange;
@@ -99,21 +101,22 @@ async fn log_range(
     let discovery = ctx.discovery();
     let plan =
         logsql_ast::lower_log(log, discovery).map_err(|e| ApiError::Unsupported(e.to_string()))?;
+    let started = std::time::Instant::now();
     let categorize = ctx.categorize_labels();
     let (start, end) = (p.bounds.start, p.bounds.end);
     if end <= start {
         // An empty [start, start) range: nothing to ask for.
-        let out = if plan.has_proxy_stages() {
+        let answer = if plan.has_proxy_stages() {
             crate::pipeline::run::empty_answer(categorize)
         } else {
             let mut empty = bytes::BytesMut::new();
-            encode(
+            decode(
                 &mut empty,
                 &streams_options(p, &plan, categorize),
                 discovery,
             )?
         };
-        return Ok(json_response(out));
+        return encode(answer, started, work).await;
     }
     let split = windows.and_then(|wctx| {
         crate::window::windows(start, end, wctx.settings.interval_ns(), p.direction)
@@ -122,7 +125,7 @@ async fn log_range(
     let Some((wctx, windows)) = split else {
         let w = Window { start, end };
         let out = fetch_range(&state.backend, ctx, &plan, p, w, work).await?;
-        return Ok(json_response(out.body));
+        return encode(out.answer, started, work).await;
     };
     // Each window is the same query over a slice of the range, answered by the
     // same code, with the whole limit (earlier windows may hold fewer entries).
@@ -136,19 +139,31 @@ async fn log_range(
     let backend = state.backend.clone();
     let plan = std::sync::Arc::new(plan);
     let p = std::sync::Arc::new(p.clone());
-    let (ctx, work) = (ctx.clone(), work.clone());
+    let (ctx, fetch_work) = (ctx.clone(), work.clone());
     // Each window's fetch owns a copy of the request context.
-    let out = crate::window::run(wctx, &q, windows, move |w: Window| {
+    let answer = crate::window::run(wctx, &q, windows, move |w: Window| {
         let (backend, ctx, plan, p, work) = (
             backend.clone(),
             ctx.clone(),
             plan.clone(),
             p.clone(),
-            work.clone(),
+            fetch_work.clone(),
         );
         // Boxed: the window task stays small (debug builds copy large
         // futures through every poll frame).
         async move { Box::pin(fetch_range(&backend, &ctx, &plan, &p, w, &work)).await }
+    })
+    .await?;
+    encode(answer, started, work).await
+}
+
+/// Writes the Loki body of `answer` (off the async workers when large).
+async fn encode(answer: LogAnswer, started: std::time::Instant, work: &Work) -> Result<Response, ApiError> {
+    let size = answer.len() * 64;
+    let out = cpu::run(work.deadline, size, move |_| {
+        let mut out = Vec::new();
+        write_streams(&answer, started, &mut out);
+        Ok::<_, ApiError>(out)
     })
     .await?;
     Ok(json_response(out))
@@ -189,7 +204,7 @@ async fn fetch_range(
             crate::pipeline::run::log_range_bounded(backend, ctx, plan, q, budget, work.deadline)
                 .await?;
         return Ok(WindowBody {
-            body: answer.body,
+            answer: answer.answer,
             cacheable: !answer.cut,
         });
     }
@@ -214,29 +229,25 @@ async fn fetch_range(
     form.extend([("query", q.as_str()), ("start", &start), ("end", &end)]);
     let mut body = backend.post_form(ctx, Endpoint::Query, &form).await?;
     let discovery = plan.discovery.clone();
-    let body = cpu::run(work.deadline, body.len(), move |_| {
-        encode(&mut body, &opts, &discovery)
+    let answer = cpu::run(work.deadline, body.len(), move |_| {
+        decode(&mut body, &opts, &discovery)
     })
     .await?;
     Ok(WindowBody {
-        body,
+        answer,
         cacheable: true,
     })
 }
 
-fn encode(
+fn decode(
     body: &mut [u8],
     opts: &StreamsOptions,
     discovery: &logsql_ast::Discovery,
-) -> Result<Vec<u8>, ApiError> {
-    let mut out = Vec::with_capacity(body.len() + 1024);
-    encode_streams_discovered(body, opts, discovery, &mut out).map_err(|e| {
-        ApiError::BackendFailed {
-            status: StatusCode::BAD_GATEWAY,
-            message: e.to_string(),
-        }
-    })?;
-    Ok(out)
+) -> Result<LogAnswer, ApiError> {
+    decode_streams(body, opts, discovery).map_err(|e| ApiError::BackendFailed {
+        status: StatusCode::BAD_GATEWAY,
+        message: e.to_string(),
+    })
 }
 
 #[cfg(test)]

@@ -11,14 +11,13 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
-
 use bytes::BytesMut;
 use logsql_ast::{LogPlan, Pipe};
 
 use super::Pipeline;
 use super::discovered::{with_detected_level, with_service_name};
-use super::encode::{Entry, Processed, write_answer};
+use super::encode::{Entry, Processed, answer};
+use crate::answer::LogAnswer;
 use crate::backend::{Backend, Endpoint};
 use crate::context::RequestContext;
 use crate::direction::Direction;
@@ -55,8 +54,8 @@ pub struct RunParams {
 /// The answer of a run.
 #[derive(Debug)]
 pub struct Answer {
-    /// Loki's `query_range` streams body.
-    pub body: Vec<u8>,
+    /// The entries, warnings and counters of the run.
+    pub answer: LogAnswer,
     /// The row budget ended the walk (the answer says so in `warnings`).
     /// A window cut so depends on what the request's other windows read,
     /// so it must not be cached as the window's answer.
@@ -65,7 +64,7 @@ pub struct Answer {
 
 /// Fetches pages with `fetch(start, end, page_limit)` (inclusive bounds,
 /// rows in any order, at most `page_limit` of them: the newest for
-/// backward, the oldest for forward), runs `pipeline` and writes the answer.
+/// backward, the oldest for forward), runs `pipeline` and builds the answer.
 /// Reads at most `p.max_rows` rows, without a deadline.
 ///
 /// # Errors
@@ -73,20 +72,19 @@ pub struct Answer {
 pub async fn run<F, Fut>(
     pipeline: &mut Pipeline,
     p: RunParams,
-    started: Instant,
     fetch: F,
-) -> Result<Vec<u8>, ApiError>
+) -> Result<LogAnswer, ApiError>
 where
     F: FnMut(i64, i64, usize) -> Fut,
     Fut: Future<Output = Result<BytesMut, ApiError>>,
 {
     let owned = std::mem::replace(pipeline, Pipeline::empty());
     let budget = RowBudget::new(p.max_rows);
-    let (answer, back) = run_owned(owned, p, started, &budget, Deadline::NONE, fetch).await;
+    let (answer, back) = run_owned(owned, p, &budget, Deadline::NONE, fetch).await;
     if let Some(back) = back {
         *pipeline = back;
     }
-    answer.map(|a| a.body)
+    answer.map(|a| a.answer)
 }
 
 /// [`run`] with the request's shared row `budget` and `deadline`: every
@@ -98,7 +96,6 @@ where
 pub async fn run_bounded<F, Fut>(
     pipeline: Pipeline,
     p: RunParams,
-    started: Instant,
     budget: &RowBudget,
     deadline: Deadline,
     fetch: F,
@@ -107,7 +104,7 @@ where
     F: FnMut(i64, i64, usize) -> Fut,
     Fut: Future<Output = Result<BytesMut, ApiError>>,
 {
-    run_owned(pipeline, p, started, budget, deadline, fetch)
+    run_owned(pipeline, p, budget, deadline, fetch)
         .await
         .0
 }
@@ -132,7 +129,6 @@ fn lock(w: &Mutex<Walk>) -> MutexGuard<'_, Walk> {
 async fn run_owned<F, Fut>(
     pipeline: Pipeline,
     p: RunParams,
-    started: Instant,
     budget: &RowBudget,
     deadline: Deadline,
     fetch: F,
@@ -169,17 +165,8 @@ where
         } else {
             Vec::new()
         };
-        let mut body =
-            Vec::with_capacity(entries.iter().map(|e| e.line.len() + 64).sum::<usize>() + 1024);
-        write_answer(
-            &entries,
-            p.categorize,
-            &warnings,
-            processed,
-            started,
-            &mut body,
-        );
-        Answer { body, cut }
+        let answer = answer(&entries, p.categorize, &warnings, processed);
+        Answer { answer, cut }
     });
     (answer, Some(walk.pipeline))
 }
@@ -278,11 +265,11 @@ pub async fn log_range(
     ctx: &RequestContext,
     plan: &LogPlan,
     q: LogRange,
-) -> Result<Vec<u8>, ApiError> {
+) -> Result<LogAnswer, ApiError> {
     let budget = RowBudget::new(MAX_ROWS_READ);
     log_range_bounded(backend, ctx, plan, q, &budget, Deadline::NONE)
         .await
-        .map(|a| a.body)
+        .map(|a| a.answer)
 }
 
 /// One log range to answer: Loki's `[start, end)`, `limit`, `direction`
@@ -314,7 +301,6 @@ pub async fn log_range_bounded(
     budget: &RowBudget,
     deadline: Deadline,
 ) -> Result<Answer, ApiError> {
-    let started = Instant::now();
     let pipeline = Pipeline::new(&plan.proxy_stages)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?
         .discovering(plan.discovery.clone());
@@ -328,7 +314,7 @@ pub async fn log_range_bounded(
         categorize: q.categorize,
         max_rows: budget.max(),
     };
-    run_bounded(pipeline, p, started, budget, deadline, |lo, hi, n| {
+    run_bounded(pipeline, p, budget, deadline, |lo, hi, n| {
         let mut query = plan.query.clone();
         if direction == Direction::Forward {
             // There is no cheap "oldest N"; a top-N sort keeps only N entries in memory.
@@ -353,17 +339,8 @@ pub async fn log_range_bounded(
 }
 
 /// The answer for an empty range.
-pub fn empty_answer(categorize: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(1024);
-    write_answer(
-        &[],
-        categorize,
-        &[],
-        Processed::default(),
-        Instant::now(),
-        &mut out,
-    );
-    out
+pub fn empty_answer(categorize: bool) -> LogAnswer {
+    answer(&[], categorize, &[], Processed::default())
 }
 
 fn bound_warning(max: usize) -> String {
@@ -535,8 +512,14 @@ mod tests {
         BytesMut::from(out.as_bytes())
     }
 
-    fn values(out: &[u8]) -> Vec<String> {
-        let v: serde_json::Value = serde_json::from_slice(out).unwrap();
+    fn json(a: &LogAnswer) -> serde_json::Value {
+        let mut out = Vec::new();
+        crate::answer::encode::write_streams(a, std::time::Instant::now(), &mut out);
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    fn values(out: &LogAnswer) -> Vec<String> {
+        let v = json(out);
         let mut r = Vec::new();
         for s in v["data"]["result"].as_array().unwrap() {
             for e in s["values"].as_array().unwrap() {
@@ -556,7 +539,7 @@ mod tests {
         limit: usize,
         dir: Direction,
         max_rows: usize,
-    ) -> (Vec<u8>, usize) {
+    ) -> (LogAnswer, usize) {
         let calls = std::cell::RefCell::new(Vec::new());
         let mut pl = pipeline(q);
         let p = RunParams {
@@ -567,7 +550,7 @@ mod tests {
             categorize: false,
             max_rows,
         };
-        let fut = run(&mut pl, p, Instant::now(), |lo, hi, n| {
+        let fut = run(&mut pl, p, |lo, hi, n| {
             let b = fake(data, dir, &calls, lo, hi, n);
             async move { Ok(b) }
         });
@@ -646,7 +629,7 @@ mod tests {
             Direction::Backward,
             1500,
         );
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let v = json(&out);
         assert!(
             v["warnings"][0]
                 .as_str()
@@ -679,7 +662,6 @@ mod tests {
             let fut = run_bounded(
                 pipeline(r#"{app="a"} |> "hit <_>""#),
                 p,
-                Instant::now(),
                 &budget,
                 Deadline::NONE,
                 |lo, hi, n| {
@@ -693,7 +675,7 @@ mod tests {
         assert!(!first.cut, "900 rows fit in 1500");
         let second = window(901, 1800);
         assert!(second.cut);
-        let v: serde_json::Value = serde_json::from_slice(&second.body).unwrap();
+        let v = json(&second.answer);
         assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 600);
         assert!(
             v["warnings"][0]
@@ -705,7 +687,7 @@ mod tests {
         // A spent budget reads nothing more.
         let third = window(1, 1800);
         assert!(third.cut);
-        let v: serde_json::Value = serde_json::from_slice(&third.body).unwrap();
+        let v = json(&third.answer);
         assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 0);
     }
 
@@ -727,7 +709,6 @@ mod tests {
         let fut = run_bounded(
             pipeline(r#"{app="a"} |> "<_>""#),
             p,
-            Instant::now(),
             &budget,
             deadline,
             |lo, hi, n| {
@@ -757,13 +738,13 @@ mod tests {
             categorize: true,
             max_rows: MAX_ROWS_READ,
         };
-        let fut = run(&mut pl, p, Instant::now(), |lo, hi, n| {
+        let fut = run(&mut pl, p, |lo, hi, n| {
             let b = fake(&data, Direction::Forward, &calls, lo, hi, n);
             async move { Ok(b) }
         });
         let out = futures_lite(fut).unwrap();
         assert_eq!(values(&out), vec!["2:error boom", "3:level=error x"]);
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let v = json(&out);
         let s = &v["data"]["result"][0];
         assert_eq!(
             s["stream"],

@@ -278,7 +278,7 @@ async fn history(state: &TailState, s: &mut Session, t0: i64) -> Result<Vec<Entr
         let answer = crate::pipeline::run::log_range(&state.backend, &s.ctx, &s.plan, q)
             .await
             .map_err(|e| e.to_string())?;
-        return super::frame::flatten(&answer);
+        return Ok(Entry::from_answer(&answer));
     }
     let (q, start, end, n) = (
         s.plan.query.to_string(),
