@@ -184,12 +184,20 @@ mod tests {
         let entries = TailEntry::from_answer(&a);
         assert_eq!(entries[0].ts, 1, "time order");
         for categorize in [false, true] {
-            let frame = write_frame(&entries, std::iter::empty::<(i64, [(&str, &str); 0])>(), categorize);
+            let frame = write_frame(
+                &entries,
+                std::iter::empty::<(i64, [(&str, &str); 0])>(),
+                categorize,
+            );
             assert_eq!(frame, via_serde(&entries, categorize));
         }
         assert!(
-            write_frame(&entries, std::iter::empty::<(i64, [(&str, &str); 0])>(), true)
-                .contains(r#"{"parsed":{"p":"\u001f"},"structuredMetadata":{"m":"1&2"}}"#)
+            write_frame(
+                &entries,
+                std::iter::empty::<(i64, [(&str, &str); 0])>(),
+                true
+            )
+            .contains(r#"{"parsed":{"p":"\u001f"},"structuredMetadata":{"m":"1&2"}}"#)
         );
     }
 

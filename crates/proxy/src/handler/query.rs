@@ -8,11 +8,11 @@ use logql_parser::{Expr, LogExpr};
 use logsql_ast::{LogPlan, Pipe};
 
 use super::{AppState, json_response};
+use crate::answer::LogAnswer;
+use crate::answer::encode::write_streams;
 use crate::backend::{Backend, Endpoint};
 use crate::context::RequestContext;
 use crate::direction::Direction;
-use crate::answer::LogAnswer;
-use crate::answer::encode::write_streams;
 use crate::encode::streams::{StreamsOptions, decode_streams};
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
@@ -158,7 +158,11 @@ async fn log_range(
 }
 
 /// Writes the Loki body of `answer` (off the async workers when large).
-async fn encode(answer: LogAnswer, started: std::time::Instant, work: &Work) -> Result<Response, ApiError> {
+async fn encode(
+    answer: LogAnswer,
+    started: std::time::Instant,
+    work: &Work,
+) -> Result<Response, ApiError> {
     let size = answer.len() * 64;
     let out = cpu::run(work.deadline, size, move |_| {
         let mut out = Vec::new();

@@ -8,11 +8,11 @@
 //! its last timestamp are set aside, that one nanosecond is fetched whole
 //! with its own request, and the next page starts past it.
 
+use bytes::BytesMut;
+use logsql_ast::{LogPlan, Pipe};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use bytes::BytesMut;
-use logsql_ast::{LogPlan, Pipe};
 
 use super::Pipeline;
 use super::discovered::{with_detected_level, with_service_name};
@@ -104,9 +104,7 @@ where
     F: FnMut(i64, i64, usize) -> Fut,
     Fut: Future<Output = Result<BytesMut, ApiError>>,
 {
-    run_owned(pipeline, p, budget, deadline, fetch)
-        .await
-        .0
+    run_owned(pipeline, p, budget, deadline, fetch).await.0
 }
 
 /// The state a walk carries from page to page. It is shared with the page

@@ -179,12 +179,9 @@ impl Encoder {
 pub fn write_frame(entries: &[Entry], dropped: &[Dropped], categorize: bool) -> String {
     crate::answer::tail::write_frame(
         entries,
-        dropped.iter().map(|d| {
-            (
-                d.ts,
-                d.labels.iter().map(|(n, v)| (n.as_str(), v.as_str())),
-            )
-        }),
+        dropped
+            .iter()
+            .map(|d| (d.ts, d.labels.iter().map(|(n, v)| (n.as_str(), v.as_str())))),
         categorize,
     )
 }
