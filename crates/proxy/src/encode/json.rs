@@ -18,9 +18,10 @@ use std::io::Write as _;
 /// Loki writes its answers with two encoders: the query answers
 /// (`query_range`, `query`, the Drilldown answers built on them) escape the
 /// HTML-sensitive `<`, `>`, `&` and U+2028/U+2029 as Go's `encoding/json`
-/// does, and writes `\b`/`\f` as `\u0008`/`\u000c`; the tail frames and
-/// the metadata answers do not escape HTML and use the short `\b`/`\f`
-/// forms. Both rules are one routine, [`write_str_body_as`].
+/// does, and writes `\b`/`\f` as `\u0008`/`\u000c`; the tail frames do
+/// not escape HTML and use the short `\b`/`\f` forms (the rule of
+/// `serde_json`, through which the metadata answers are written). Both rules
+/// are one routine, [`write_str_body_as`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Escape {
     /// Go's `encoding/json` with HTML escaping (the query answers).

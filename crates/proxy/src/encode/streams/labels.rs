@@ -1,6 +1,7 @@
 //! Label sets of the streams answer: names in Loki form without allocating,
 //! the `_stream` sets of a page parsed once, each row's labels in Loki's
-//! categories, and their JSON forms (label-set key, object, categorized).
+//! categories, and the label-set key streams are sorted by (the answer
+//! itself is built as a [`crate::answer::LogAnswer`]).
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
