@@ -1,9 +1,10 @@
 //! The live tail's frames: `{"streams":[…],"dropped_entries":[…]}`, one
 //! `streams` element per entry, in time order, as Loki's tailer sends them.
 //!
-//! Frames are written as Loki's tail writes them: no HTML escaping
-//! ([`Escape::Plain`]), and the third element of a categorized value with
-//! its keys in name order (`parsed` before `structuredMetadata`).
+//! Frames keep the bytes lokivl has always sent (once through
+//! `serde_json::Value`): no HTML escaping ([`Escape::Plain`]), and the third
+//! element of a categorized value with its keys in name order (`parsed`
+//! before `structuredMetadata`).
 
 use std::sync::Arc;
 
