@@ -40,6 +40,7 @@
 //! assert!(!p.process(2, "level=info msg=ok", stream, std::iter::empty()));
 //! ```
 
+pub mod answer;
 pub mod direction;
 pub mod discovery;
 pub mod drilldown;

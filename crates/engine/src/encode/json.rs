@@ -13,24 +13,53 @@
 
 use std::io::Write as _;
 
-/// What to write for a byte: 0 = itself, otherwise the escape kind.
+/// Which characters a JSON string escapes beyond what JSON requires.
+///
+/// lokivl has two rules: the query answers (`query_range`, `query`, the
+/// Drilldown answers built on them) escape the HTML-sensitive `<`, `>`, `&`
+/// and U+2028/U+2029 as Go's `encoding/json` does and write `\b`/`\f` as
+/// `\u0008`/`\u000c`, as Loki's answers do; the tail frames do not escape
+/// HTML and use the short `\b`/`\f` forms (the rule of `serde_json`,
+/// through which the metadata answers are written; the tail frames are
+/// compared with Loki 3.7.8's by `tests/differential_tail.rs`). Both rules
+/// are one routine, [`write_str_body_as`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escape {
+    /// Go's `encoding/json` with HTML escaping (the query answers).
+    Html,
+    /// No HTML escaping, short `\b` and `\f` (tail frames, metadata).
+    Plain,
+}
+
+/// What to write for a byte under [`Escape::Html`]: 0 = itself, otherwise
+/// the escape kind.
 const ESCAPE: [u8; 256] = {
+    let mut t = PLAIN;
+    t[0x08] = b'u';
+    t[0x0c] = b'u';
+    t[b'<' as usize] = b'u';
+    t[b'>' as usize] = b'u';
+    t[b'&' as usize] = b'u';
+    // First byte of U+2028/U+2029 (E2 80 A8/A9): checked further.
+    t[0xE2] = b'L';
+    t
+};
+
+/// What to write for a byte under [`Escape::Plain`].
+const PLAIN: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
     while i < 0x20 {
         t[i] = b'u';
         i += 1;
     }
+    t[0x08] = b'b';
+    t[0x0c] = b'f';
     t[b'\n' as usize] = b'n';
     t[b'\r' as usize] = b'r';
     t[b'\t' as usize] = b't';
     t[b'"' as usize] = b'"';
     t[b'\\' as usize] = b'\\';
-    t[b'<' as usize] = b'u';
-    t[b'>' as usize] = b'u';
-    t[b'&' as usize] = b'u';
-    // First byte of U+2028/U+2029 (E2 80 A8/A9): checked further.
-    t[0xE2] = b'L';
     t
 };
 
@@ -46,6 +75,23 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 
 /// Writes the escaped contents of `s` without the surrounding quotes.
 pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
+    write_str_body_as(out, s, Escape::Html);
+}
+
+/// Writes `s` as a quoted JSON string escaped by `rule`.
+pub fn write_str_as(out: &mut Vec<u8>, s: &str, rule: Escape) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    write_str_body_as(out, s, rule);
+    out.push(b'"');
+}
+
+/// Writes the contents of `s` escaped by `rule`, without the quotes.
+pub fn write_str_body_as(out: &mut Vec<u8>, s: &str, rule: Escape) {
+    let table = match rule {
+        Escape::Html => &ESCAPE,
+        Escape::Plain => &PLAIN,
+    };
     let bytes = s.as_bytes();
     let mut start = 0;
     let mut i = 0;
@@ -63,7 +109,7 @@ pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
             i += (mask.trailing_zeros() / 8) as usize;
         }
         let b = bytes[i];
-        let kind = ESCAPE[b as usize];
+        let kind = table[b as usize];
         if kind == 0 {
             i += 1;
             continue;
@@ -113,7 +159,8 @@ fn zero_bytes(w: u64) -> u64 {
 }
 
 /// High bits flagging bytes of `w` that may need the slow path: a control
-/// character, `"`, `\`, `<`, `>`, `&`, or 0xE2 (lead byte of U+2028/U+2029).
+/// character, `"`, `\`, `<`, `>`, `&`, or 0xE2 (lead byte of U+2028/U+2029),
+/// a superset of what either [`Escape`] rule escapes.
 #[inline]
 fn escape_mask(w: u64) -> u64 {
     (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)

@@ -1,4 +1,4 @@
-//! Loki's `streams` answer for entries the proxy evaluated.
+//! The typed answer ([`LogAnswer`]) for entries the proxy evaluated.
 //!
 //! Same contract as [`crate::encode::streams`]: without `categorize-labels`
 //! every label (stream, structured metadata, parsed, error labels) goes into
@@ -8,10 +8,7 @@
 //! maps left out. Streams are sorted by their label-set string; entries keep
 //! the order they were given in (the query's direction).
 
-use std::time::Instant;
-
-use crate::encode::json::{write_i64_str, write_str, write_str_body};
-use crate::encode::stats::{Summary, write_stats_field};
+use crate::answer::{self, LogAnswer, LogStats};
 use crate::labels::go_quote;
 use crate::pipeline::labels::{Category, LabelsBuilder};
 
@@ -69,34 +66,14 @@ fn write_key(out: &mut Vec<u8>, labels: &[(String, String, Category)], categoriz
     out.push(b'}');
 }
 
-fn write_object<'a>(
-    out: &mut Vec<u8>,
-    labels: impl Iterator<Item = &'a (String, String, Category)>,
-) {
-    out.push(b'{');
-    for (i, (n, v, _)) in labels.enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_str(out, n);
-        out.push(b':');
-        out.push(b'"');
-        write_str_body(out, v);
-        out.push(b'"');
-    }
-    out.push(b'}');
-}
-
-/// Writes the whole `query_range` body for `entries` (already limited and in
-/// direction order), with `warnings` when there are any.
-pub fn write_answer(
+/// The typed answer for `entries` (already limited and in direction
+/// order), with `warnings` when there are any.
+pub fn answer(
     entries: &[Entry],
     categorize: bool,
     warnings: &[String],
     processed: Processed,
-    started: Instant,
-    out: &mut Vec<u8>,
-) {
+) -> LogAnswer {
     let mut keys: Vec<u8> = Vec::new();
     let mut items: Vec<(std::ops::Range<usize>, usize)> = Vec::with_capacity(entries.len());
     for (i, e) in entries.iter().enumerate() {
@@ -110,93 +87,52 @@ pub fn write_answer(
             .then(a.1.cmp(&b.1))
     });
 
-    out.extend_from_slice(b"{\"status\":\"success\",");
-    if !warnings.is_empty() {
-        out.extend_from_slice(b"\"warnings\":[");
-        for (i, w) in warnings.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write_str(out, w);
-        }
-        out.extend_from_slice(b"],");
-    }
-    out.extend_from_slice(b"\"data\":{\"resultType\":\"streams\",");
-    if categorize {
-        out.extend_from_slice(b"\"encodingFlags\":[\"categorize-labels\"],");
-    }
-    out.extend_from_slice(b"\"result\":[");
-    let mut bytes = 0u64;
+    let mut out = LogAnswer::new(categorize);
+    out.reserve(
+        entries.iter().map(|e| e.line.len()).sum::<usize>(),
+        entries.len(),
+    );
+    out.warnings = warnings.to_vec();
     let mut i = 0;
-    let mut streams = 0;
     while i < items.len() {
         let key = &keys[items[i].0.clone()];
         let mut j = i + 1;
         while j < items.len() && keys[items[j].0.clone()] == *key {
             j += 1;
         }
-        if streams > 0 {
-            out.push(b',');
-        }
-        streams += 1;
+        out.begin_stream();
         let first = &entries[items[i].1];
-        out.extend_from_slice(b"{\"stream\":");
-        write_object(
-            out,
-            first
-                .labels
-                .iter()
-                .filter(|l| !categorize || l.2 == Category::Stream),
-        );
-        out.extend_from_slice(b",\"values\":[");
-        for (n, (_, idx)) in items[i..j].iter().enumerate() {
-            let e = &entries[*idx];
-            if n > 0 {
-                out.push(b',');
-            }
-            out.push(b'[');
-            write_i64_str(out, e.ts);
-            out.push(b',');
-            write_str(out, &e.line);
-            bytes += e.line.len() as u64;
-            if categorize {
-                out.extend_from_slice(b",{");
-                let mut wrote = false;
-                for (name, cat) in [
-                    ("structuredMetadata", Category::Metadata),
-                    ("parsed", Category::Parsed),
-                ] {
-                    if !e.labels.iter().any(|l| l.2 == cat) {
-                        continue;
-                    }
-                    if wrote {
-                        out.push(b',');
-                    }
-                    wrote = true;
-                    write_str(out, name);
-                    out.push(b':');
-                    write_object(out, e.labels.iter().filter(|l| l.2 == cat));
-                }
-                out.push(b'}');
-            }
-            out.push(b']');
+        for (n, v, _) in first
+            .labels
+            .iter()
+            .filter(|l| !categorize || l.2 == Category::Stream)
+        {
+            out.push_stream_label(n, v);
         }
-        out.extend_from_slice(b"]}");
+        for (_, idx) in &items[i..j] {
+            let e = &entries[*idx];
+            out.push_entry(e.ts, &e.line);
+            if categorize {
+                for (n, v, c) in &e.labels {
+                    let c = match c {
+                        Category::Stream => continue,
+                        Category::Metadata => answer::Category::Metadata,
+                        Category::Parsed => answer::Category::Parsed,
+                    };
+                    out.push_entry_label(c, n, v);
+                }
+            }
+        }
         i = j;
     }
-    out.extend_from_slice(b"],");
-    let _ = bytes;
-    let stats = Summary {
-        total_bytes_processed: processed.bytes,
-        total_lines_processed: processed.rows,
-        exec_time_secs: started.elapsed().as_secs_f64(),
-        total_entries_returned: entries.len() as u64,
-        total_post_filter_lines: entries.len() as u64,
-        total_structured_metadata_bytes_processed: processed.metadata_bytes,
-        ..Summary::default()
+    out.stats = LogStats {
+        bytes: processed.bytes,
+        lines: processed.rows,
+        post_filter_lines: entries.len() as u64,
+        metadata_bytes: processed.metadata_bytes,
+        splits: 0,
     };
-    write_stats_field(out, &stats);
-    out.extend_from_slice(b"}}");
+    out
 }
 
 #[cfg(test)]
@@ -215,15 +151,9 @@ mod tests {
     }
 
     fn answer(entries: &[Entry], categorize: bool, warnings: &[String]) -> serde_json::Value {
+        let a = super::answer(entries, categorize, warnings, Processed::default());
         let mut out = Vec::new();
-        write_answer(
-            entries,
-            categorize,
-            warnings,
-            Processed::default(),
-            Instant::now(),
-            &mut out,
-        );
+        crate::answer::encode::write_streams(&a, std::time::Instant::now(), &mut out);
         serde_json::from_slice(&out).unwrap()
     }
 

@@ -29,16 +29,12 @@ use std::time::Instant;
 
 use logsql_ast::Discovery;
 
+use crate::answer::{Category, LogAnswer, LogStats, encode::write_streams};
 use crate::direction::Direction;
-use crate::encode::json::{write_i64_str, write_str};
-use crate::encode::stats::{Summary, write_stats_field};
 pub use crate::ndjson::DecodeError;
 use crate::ndjson::{Decoder, Row, Rows};
 use discovered::entry_labels;
-use labels::{
-    Lbl, StreamInfo, intern_key, merge_labels, parse_streams, write_categorized, write_label_key,
-    write_label_object,
-};
+use labels::{Kind, Lbl, StreamInfo, intern_key, merge_labels, parse_streams, write_label_key};
 
 /// How to build a streams answer.
 #[derive(Debug, Clone)]
@@ -96,6 +92,24 @@ pub fn encode_streams_discovered(
     with_encoder(ndjson.len(), |enc| {
         enc.encode_discovered(ndjson, opts, discovery, Instant::now(), out)
     })
+}
+
+/// Decodes VictoriaLogs NDJSON (modified in place by simd-json) into the
+/// typed answer, with the labels `discovery` synthesizes (see
+/// [`encode_streams_discovered`]).
+///
+/// # Errors
+/// [`DecodeError`] on malformed NDJSON.
+pub fn decode_streams(
+    ndjson: &mut [u8],
+    opts: &StreamsOptions,
+    discovery: &Discovery,
+) -> Result<LogAnswer, DecodeError> {
+    let mut answer = LogAnswer::new(opts.categorize);
+    with_encoder(ndjson.len(), |enc| {
+        enc.decode_into(ndjson, opts, discovery, &mut answer)
+    })?;
+    Ok(answer)
 }
 
 /// Like [`encode_streams`], with `stats.summary.execTime` measured from
@@ -159,6 +173,8 @@ pub struct StreamsEncoder {
     group_index: HashMap<u64, u32>,
     /// Position of each group in label-string order.
     rank: Vec<u32>,
+    /// The answer being written by [`StreamsEncoder::encode`].
+    answer: LogAnswer,
 }
 
 /// One kept entry while grouping: its stream (group) and its position.
@@ -197,7 +213,7 @@ impl StreamsEncoder {
     /// (see [`encode_streams_discovered`]).
     ///
     /// # Errors
-    /// [`DecodeError`] on malformed NDJSON; `out` may then hold a partial body.
+    /// [`DecodeError`] on malformed NDJSON; `out` is then left as it was.
     pub fn encode_discovered(
         &mut self,
         ndjson: &mut [u8],
@@ -206,24 +222,44 @@ impl StreamsEncoder {
         query_start: Instant,
         out: &mut Vec<u8>,
     ) -> Result<StreamsSummary, DecodeError> {
+        let mut answer = std::mem::take(&mut self.answer);
+        let result = self.decode_into(ndjson, opts, discovery, &mut answer);
+        if result.is_ok() {
+            write_streams(&answer, query_start, out);
+        }
+        self.answer = answer;
+        result
+    }
+
+    /// Decodes `ndjson` into `answer` (cleared first), with the labels
+    /// `discovery` synthesizes.
+    ///
+    /// # Errors
+    /// [`DecodeError`] on malformed NDJSON.
+    pub fn decode_into(
+        &mut self,
+        ndjson: &mut [u8],
+        opts: &StreamsOptions,
+        discovery: &Discovery,
+        answer: &mut LogAnswer,
+    ) -> Result<StreamsSummary, DecodeError> {
         let mut rows = Rows {
             rows: recycle(std::mem::take(&mut self.rows)),
             fields: recycle(std::mem::take(&mut self.fields)),
         };
-        let result = self.decode_and_write(ndjson, &mut rows, opts, discovery, query_start, out);
+        let result = self.decode_and_build(ndjson, &mut rows, opts, discovery, answer);
         self.rows = recycle(rows.rows);
         self.fields = recycle(rows.fields);
         result
     }
 
-    fn decode_and_write<'a>(
+    fn decode_and_build<'a>(
         &mut self,
         ndjson: &'a mut [u8],
         rows: &mut Rows<'a>,
         opts: &StreamsOptions,
         discovery: &Discovery,
-        query_start: Instant,
-        out: &mut Vec<u8>,
+        answer: &mut LogAnswer,
     ) -> Result<StreamsSummary, DecodeError> {
         self.decoder.decode(ndjson, rows)?;
         let parsed = parse_streams(&rows.rows, &mut self.row_stream)?;
@@ -307,14 +343,10 @@ impl StreamsEncoder {
             .sort_unstable_by_key(|it| (rank_of[it.group as usize], it.seq));
         self.order = rank_of;
 
-        // Write.
+        // Build.
         let mut summary = StreamsSummary::default();
-        out.reserve(ndjson_estimate(rows) + 2048);
-        out.extend_from_slice(b"{\"status\":\"success\",\"data\":{\"resultType\":\"streams\",");
-        if opts.categorize {
-            out.extend_from_slice(b"\"encodingFlags\":[\"categorize-labels\"],");
-        }
-        out.extend_from_slice(b"\"result\":[");
+        answer.clear(opts.categorize);
+        answer.reserve(ndjson_estimate(rows), self.items.len());
         let mut i = 0;
         while i < self.items.len() {
             let group = self.items[i].group;
@@ -322,16 +354,13 @@ impl StreamsEncoder {
             while j < self.items.len() && self.items[j].group == group {
                 j += 1;
             }
-            if summary.streams > 0 {
-                out.push(b',');
-            }
             summary.streams += 1;
 
             let first = &all[self.items[i].row as usize];
             let info = &infos[self.row_stream[self.items[i].row as usize] as usize];
-            out.extend_from_slice(b"{\"stream\":");
-            if opts.categorize {
-                write_label_object(out, &info.labels);
+            answer.begin_stream();
+            let stream_labels: &[Lbl<'_>] = if opts.categorize {
+                &info.labels
             } else {
                 entry_labels(
                     info,
@@ -342,46 +371,41 @@ impl StreamsEncoder {
                     &mut labels,
                 );
                 merge_labels(&info.labels, &labels, &mut merged);
-                write_label_object(out, &merged);
+                &merged
+            };
+            for l in stream_labels {
+                answer.push_stream_label_with(|t| l.name.push_to(t), l.value);
             }
-            out.extend_from_slice(b",\"values\":[");
-            for (n, item) in self.items[i..j].iter().enumerate() {
+            for item in &self.items[i..j] {
                 let row = &all[item.row as usize];
-                if n > 0 {
-                    out.push(b',');
-                }
-                out.push(b'[');
-                write_i64_str(out, row.time_ns);
-                out.push(b',');
-                write_str(out, row.msg);
+                answer.push_entry(row.time_ns, row.msg);
                 if opts.categorize {
                     let info = &infos[self.row_stream[item.row as usize] as usize];
                     entry_labels(info, row, rows.fields_of(row), prefix, levels, &mut labels);
-                    out.push(b',');
-                    write_categorized(out, &labels);
+                    for l in &labels {
+                        let c = match l.kind {
+                            Kind::Metadata => Category::Metadata,
+                            Kind::Parsed => Category::Parsed,
+                            Kind::Stream => continue,
+                        };
+                        answer.push_entry_label_with(c, |t| l.name.push_to(t), l.value);
+                    }
                 }
-                out.push(b']');
                 summary.entries += 1;
                 summary.bytes += row.msg.len();
             }
-            out.extend_from_slice(b"]}");
             i = j;
         }
-        out.extend_from_slice(b"],");
 
         let msg_bytes: usize = all.iter().map(|r| r.msg.len()).sum();
         let field_bytes: usize = rows.fields.iter().map(|(k, v)| k.len() + v.len()).sum();
-        let stats = Summary {
-            total_bytes_processed: (msg_bytes + field_bytes) as u64,
-            total_lines_processed: all.len() as u64,
-            exec_time_secs: query_start.elapsed().as_secs_f64(),
-            total_entries_returned: summary.entries as u64,
-            total_post_filter_lines: all.len() as u64,
-            total_structured_metadata_bytes_processed: field_bytes as u64,
-            ..Summary::default()
+        answer.stats = LogStats {
+            bytes: (msg_bytes + field_bytes) as u64,
+            lines: all.len() as u64,
+            post_filter_lines: all.len() as u64,
+            metadata_bytes: field_bytes as u64,
+            splits: 0,
         };
-        write_stats_field(out, &stats);
-        out.extend_from_slice(b"}}");
         Ok(summary)
     }
 }

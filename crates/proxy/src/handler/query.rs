@@ -10,13 +10,15 @@ use logsql_ast::LogPlan;
 use super::{AppState, json_response};
 use crate::backend::{Backend, Request, Take};
 use crate::context::RequestContext;
+use engine::answer::LogAnswer;
+use engine::answer::encode::write_streams;
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
 use crate::query::log::LogRange;
 use crate::window::{Window, WindowBody, WindowContext, WindowQuery};
 use crate::work::{RowBudget, Work, cpu};
 use engine::direction::Direction;
-use engine::encode::streams::{StreamsOptions, encode_streams_discovered};
+use engine::encode::streams::{StreamsOptions, decode_streams};
 
 /// The header Grafana sends to ask for structured metadata and parsed labels apart.
 const ENCODING_FLAGS: &str = "x-loki-response-encoding-flags";
@@ -98,21 +100,22 @@ async fn log_range(
     }
     let discovery = ctx.discovery();
     let plan = logsql_ast::lower_log(log, discovery)?;
+    let started = std::time::Instant::now();
     let categorize = ctx.categorize_labels();
     let (start, end) = (p.bounds.start, p.bounds.end);
     if end <= start {
         // An empty [start, start) range: nothing to ask for.
-        let out = if plan.has_proxy_stages() {
+        let answer = if plan.has_proxy_stages() {
             crate::query::log::empty_answer(categorize)
         } else {
             let mut empty = bytes::BytesMut::new();
-            encode(
+            decode(
                 &mut empty,
                 &streams_options(p, &plan, categorize),
                 discovery,
             )?
         };
-        return Ok(json_response(out));
+        return encode(answer, started, work).await;
     }
     let split = windows.and_then(|wctx| {
         crate::window::windows(start, end, wctx.settings.interval_ns(), p.direction)
@@ -121,7 +124,7 @@ async fn log_range(
     let Some((wctx, windows)) = split else {
         let w = Window { start, end };
         let out = fetch_range(&state.backend, ctx, &plan, p, w, work).await?;
-        return Ok(json_response(out.body));
+        return encode(out.answer, started, work).await;
     };
     // Each window is the same query over a slice of the range, answered by the
     // same code, with the whole limit (earlier windows may hold fewer entries).
@@ -135,19 +138,35 @@ async fn log_range(
     let backend = state.backend.clone();
     let plan = std::sync::Arc::new(plan);
     let p = std::sync::Arc::new(p.clone());
-    let (ctx, work) = (ctx.clone(), work.clone());
+    let (ctx, fetch_work) = (ctx.clone(), work.clone());
     // Each window's fetch owns a copy of the request context.
-    let out = crate::window::run(wctx, &q, windows, move |w: Window| {
+    let answer = crate::window::run(wctx, &q, windows, move |w: Window| {
         let (backend, ctx, plan, p, work) = (
             backend.clone(),
             ctx.clone(),
             plan.clone(),
             p.clone(),
-            work.clone(),
+            fetch_work.clone(),
         );
         // Boxed: the window task stays small (debug builds copy large
         // futures through every poll frame).
         async move { Box::pin(fetch_range(&backend, &ctx, &plan, &p, w, &work)).await }
+    })
+    .await?;
+    encode(answer, started, work).await
+}
+
+/// Writes the Loki body of `answer` (off the async workers when large).
+async fn encode(
+    answer: LogAnswer,
+    started: std::time::Instant,
+    work: &Work,
+) -> Result<Response, ApiError> {
+    let size = answer.len() * 64;
+    let out = cpu::run(work.deadline, size, move |_| {
+        let mut out = Vec::new();
+        write_streams(&answer, started, &mut out);
+        Ok::<_, ApiError>(out)
     })
     .await?;
     Ok(json_response(out))
@@ -188,7 +207,7 @@ async fn fetch_range(
             crate::query::log::log_range_bounded(backend, ctx, plan, q, budget, work.deadline)
                 .await?;
         return Ok(WindowBody {
-            body: answer.body,
+            answer: answer.answer,
             cacheable: !answer.cut,
         });
     }
@@ -201,29 +220,25 @@ async fn fetch_range(
     let req = Request::query(plan.query.clone(), start, end - 1).take(take);
     let mut body = backend.send(ctx, &req).await?;
     let discovery = plan.discovery.clone();
-    let body = cpu::run(work.deadline, body.len(), move |_| {
-        encode(&mut body, &opts, &discovery)
+    let answer = cpu::run(work.deadline, body.len(), move |_| {
+        decode(&mut body, &opts, &discovery)
     })
     .await?;
     Ok(WindowBody {
-        body,
+        answer,
         cacheable: true,
     })
 }
 
-fn encode(
+fn decode(
     body: &mut [u8],
     opts: &StreamsOptions,
     discovery: &logsql_ast::Discovery,
-) -> Result<Vec<u8>, ApiError> {
-    let mut out = Vec::with_capacity(body.len() + 1024);
-    encode_streams_discovered(body, opts, discovery, &mut out).map_err(|e| {
-        ApiError::BackendFailed {
-            status: StatusCode::BAD_GATEWAY,
-            message: e.to_string(),
-        }
-    })?;
-    Ok(out)
+) -> Result<LogAnswer, ApiError> {
+    decode_streams(body, opts, discovery).map_err(|e| ApiError::BackendFailed {
+        status: StatusCode::BAD_GATEWAY,
+        message: e.to_string(),
+    })
 }
 
 #[cfg(test)]

@@ -4,123 +4,20 @@
 //!
 //! The query runs through the same path as `query_range` with
 //! `categorize-labels` (so pipelines, OTel names and metadata behave exactly
-//! as there), and the answer is read back into [`Stream`]s.
-
-use std::borrow::Cow;
+//! as there), and its typed answer is copied into [`Stream`]s.
 
 use logql_parser::LogExpr;
-use serde::Deserialize;
 
 use crate::backend::{Request, Take};
 use crate::context::RequestContext;
+use engine::answer::{Category, LogAnswer};
 use crate::error::ApiError;
 use crate::handler::AppState;
 use crate::query::log::LogRange;
 use crate::work::{Work, cpu};
 use engine::direction::Direction;
 pub use engine::drilldown::{Entry, Stream};
-use engine::encode::streams::{StreamsOptions, encode_streams_discovered};
-
-#[derive(Deserialize)]
-struct Answer<'a> {
-    #[serde(borrow)]
-    data: Data<'a>,
-    #[serde(default)]
-    warnings: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct Data<'a> {
-    #[serde(borrow)]
-    result: Vec<RawStream<'a>>,
-}
-
-#[derive(Deserialize)]
-struct RawStream<'a> {
-    #[serde(borrow)]
-    stream: Pairs<'a>,
-    #[serde(borrow)]
-    values: Vec<(Cow<'a, str>, String, Categories<'a>)>,
-}
-
-#[derive(Deserialize, Default)]
-struct Categories<'a> {
-    #[serde(default, borrow, rename = "structuredMetadata")]
-    metadata: Pairs<'a>,
-    #[serde(default, borrow)]
-    parsed: Pairs<'a>,
-}
-
-/// A JSON object of strings read as pairs sorted by name (the last of a
-/// repeated name wins, as in a map), without building a map.
-#[derive(Default)]
-struct Pairs<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
-            type Value = Pairs<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object of strings")
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(
-                self,
-                mut m: M,
-            ) -> Result<Self::Value, M::Error> {
-                let mut v: Vec<(Cow<'a, str>, Cow<'a, str>)> = Vec::new();
-                while let Some((k, val)) = m.next_entry::<Borrowed<'a>, Borrowed<'a>>()? {
-                    v.push((k.0, val.0));
-                }
-                // Stable: of equal names the last stays last; keep only it.
-                v.sort_by(|a, b| a.0.cmp(&b.0));
-                let mut out: Vec<(Cow<'a, str>, Cow<'a, str>)> = Vec::with_capacity(v.len());
-                for p in v {
-                    match out.last_mut() {
-                        Some(last) if last.0 == p.0 => *last = p,
-                        _ => out.push(p),
-                    }
-                }
-                Ok(Pairs(out))
-            }
-        }
-        d.deserialize_map(V(std::marker::PhantomData))
-    }
-}
-
-impl Pairs<'_> {
-    fn into_owned(self) -> Vec<(String, String)> {
-        self.0
-            .into_iter()
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect()
-    }
-}
-
-/// A string borrowed from the body when it has no escapes.
-struct Borrowed<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Borrowed<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
-            type Value = Borrowed<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Borrowed(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Borrowed(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Borrowed(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(V(std::marker::PhantomData))
-    }
-}
+use engine::encode::streams::{StreamsOptions, decode_streams};
 
 /// Fetched entries plus the warnings of the run (a bound reached).
 #[derive(Debug, Default)]
@@ -163,7 +60,7 @@ pub async fn fetch(
     // Selectors and label filters see the labels Loki's ingest adds
     // (`{service_name="checkout"}` on streams that store only `app`).
     let plan = logsql_ast::lower_log(log, ctx.discovery())?;
-    let body = if plan.has_proxy_stages() {
+    let answer = if plan.has_proxy_stages() {
         let q = LogRange {
             start,
             end,
@@ -180,7 +77,7 @@ pub async fn fetch(
             work.deadline,
         )
         .await?
-        .body
+        .answer
     } else {
         let req = Request::query(plan.query.clone(), start, end - 1).take(Take::Newest(limit));
         let mut raw = state.backend.send(ctx, &req).await?;
@@ -192,14 +89,11 @@ pub async fn fetch(
         };
         let discovery = plan.discovery.clone();
         cpu::run(work.deadline, raw.len(), move |_| {
-            let mut out = Vec::with_capacity(raw.len() + 1024);
-            encode_streams_discovered(&mut raw, &opts, &discovery, &mut out)
-                .map_err(|e| bad_gateway(e.to_string()))?;
-            Ok::<_, ApiError>(out)
+            decode_streams(&mut raw, &opts, &discovery).map_err(|e| bad_gateway(e.to_string()))
         })
         .await?
     };
-    cpu::run(work.deadline, body.len(), move |_| parse_answer(&body)).await
+    Ok(Fetched::from_answer(&answer))
 }
 
 fn bad_gateway(message: String) -> ApiError {
@@ -209,36 +103,32 @@ fn bad_gateway(message: String) -> ApiError {
     }
 }
 
-/// Reads a categorized `query_range` answer back.
-///
-/// # Errors
-/// A body that is not such an answer (a defect): 500.
-pub fn parse_answer(body: &[u8]) -> Result<Fetched, ApiError> {
-    let a: Answer = serde_json::from_slice(body)
-        .map_err(|e| ApiError::Internal(format!("reading back a streams answer: {e}")))?;
-    let mut streams = Vec::with_capacity(a.data.result.len());
-    for s in a.data.result {
-        let mut entries = Vec::with_capacity(s.values.len());
-        for (ts, line, c) in s.values {
-            let ts = ts
-                .parse()
-                .map_err(|e| ApiError::Internal(format!("bad timestamp {ts:?}: {e}")))?;
-            entries.push(Entry {
-                ts,
-                line,
-                metadata: c.metadata.into_owned(),
-                parsed: c.parsed.into_owned(),
-            });
+impl Fetched {
+    /// Copies a categorized answer's streams and warnings.
+    pub fn from_answer(answer: &LogAnswer) -> Self {
+        let owned = |it: &mut dyn Iterator<Item = (&str, &str)>| -> Vec<(String, String)> {
+            it.map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+        };
+        let streams = answer
+            .streams()
+            .map(|s| Stream {
+                labels: owned(&mut s.labels()),
+                entries: s
+                    .entries()
+                    .map(|e| Entry {
+                        ts: e.ts,
+                        line: e.line().to_owned(),
+                        metadata: owned(&mut e.labels_of(Category::Metadata)),
+                        parsed: owned(&mut e.labels_of(Category::Parsed)),
+                    })
+                    .collect(),
+            })
+            .collect();
+        Self {
+            streams,
+            warnings: answer.warnings.clone(),
         }
-        streams.push(Stream {
-            labels: s.stream.into_owned(),
-            entries,
-        });
     }
-    Ok(Fetched {
-        streams,
-        warnings: a.warnings,
-    })
 }
 
 #[cfg(test)]
@@ -246,9 +136,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_categorized_answers() {
-        let body = br#"{"status":"success","data":{"resultType":"streams","encodingFlags":["categorize-labels"],"result":[{"stream":{"app":"a"},"values":[["2","l2",{"structuredMetadata":{"trace_id":"t"}}],["1","l1",{"parsed":{"x":"1"}}],["0","l0",{}]]}],"stats":{}}}"#;
-        let f = parse_answer(body).unwrap();
+    fn copies_categorized_answers() {
+        let mut a = LogAnswer::new(true);
+        a.warnings.push("w".into());
+        a.begin_stream();
+        a.push_stream_label("app", "a");
+        a.push_entry(2, "l2");
+        a.push_entry_label(Category::Metadata, "trace_id", "t");
+        a.push_entry(1, "l1");
+        a.push_entry_label(Category::Parsed, "x", "1");
+        a.push_entry(0, "l0");
+        let f = Fetched::from_answer(&a);
         assert_eq!(f.len(), 3);
         let s = &f.streams[0];
         assert_eq!(s.labels, vec![("app".to_owned(), "a".to_owned())]);
@@ -257,30 +155,9 @@ mod tests {
             s.entries[0].metadata,
             vec![("trace_id".to_owned(), "t".to_owned())]
         );
+        assert!(s.entries[0].parsed.is_empty());
         assert_eq!(s.entries[1].parsed, vec![("x".to_owned(), "1".to_owned())]);
-        assert!(parse_answer(b"{}").is_err());
-    }
-
-    #[test]
-    fn pairs_are_sorted_unescaped_and_the_last_repeat_wins() {
-        let body = br#"{"data":{"result":[{"stream":{"z":"1","a":"q\"x"},"values":[["5","l",{"structuredMetadata":{"k":"1","b":"2","k":"3"}}]]}]},"warnings":["w"]}"#;
-        let f = parse_answer(body).unwrap();
-        let s = &f.streams[0];
-        assert_eq!(
-            s.labels,
-            vec![
-                ("a".to_owned(), "q\"x".to_owned()),
-                ("z".to_owned(), "1".to_owned())
-            ]
-        );
-        assert_eq!(
-            s.entries[0].metadata,
-            vec![
-                ("b".to_owned(), "2".to_owned()),
-                ("k".to_owned(), "3".to_owned())
-            ]
-        );
+        assert_eq!(s.entries[2].line, "l0");
         assert_eq!(f.warnings, ["w"]);
-        assert!(parse_answer(br#"{"data":{"result":[{"stream":{"a":1},"values":[]}]}}"#).is_err());
     }
 }

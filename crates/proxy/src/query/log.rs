@@ -10,13 +10,13 @@
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
 
 use bytes::BytesMut;
 use logsql_ast::LogPlan;
 
+use engine::answer::LogAnswer;
 use engine::direction::Direction;
-use engine::encode::pipeline::{Entry, Processed, write_answer};
+use engine::encode::pipeline::{Entry, Processed, answer};
 use engine::ndjson::Decoder;
 use engine::pipeline::Pipeline;
 pub use engine::pipeline::page::RunParams;
@@ -37,8 +37,8 @@ const MIN_PAGE: usize = 1000;
 /// The answer of a run.
 #[derive(Debug)]
 pub struct Answer {
-    /// Loki's `query_range` streams body.
-    pub body: Vec<u8>,
+    /// The entries, warnings and counters of the run.
+    pub answer: LogAnswer,
     /// The row budget ended the walk (the answer says so in `warnings`).
     /// A window cut so depends on what the request's other windows read,
     /// so it must not be cached as the window's answer.
@@ -47,7 +47,7 @@ pub struct Answer {
 
 /// Fetches pages with `fetch(start, end, page_limit)` (inclusive bounds,
 /// rows in any order, at most `page_limit` of them: the newest for
-/// backward, the oldest for forward), runs `pipeline` and writes the answer.
+/// backward, the oldest for forward), runs `pipeline` and builds the answer.
 /// Reads at most `p.max_rows` rows, without a deadline.
 ///
 /// # Errors
@@ -55,20 +55,19 @@ pub struct Answer {
 pub async fn run<F, Fut>(
     pipeline: &mut Pipeline,
     p: RunParams,
-    started: Instant,
     fetch: F,
-) -> Result<Vec<u8>, ApiError>
+) -> Result<LogAnswer, ApiError>
 where
     F: FnMut(i64, i64, usize) -> Fut,
     Fut: Future<Output = Result<BytesMut, ApiError>>,
 {
     let owned = std::mem::replace(pipeline, Pipeline::empty());
     let budget = RowBudget::new(p.max_rows);
-    let (answer, back) = run_owned(owned, p, started, &budget, Deadline::NONE, fetch).await;
+    let (answer, back) = run_owned(owned, p, &budget, Deadline::NONE, fetch).await;
     if let Some(back) = back {
         *pipeline = back;
     }
-    answer.map(|a| a.body)
+    answer.map(|a| a.answer)
 }
 
 /// [`run`] with the request's shared row `budget` and `deadline`: every
@@ -80,7 +79,6 @@ where
 pub async fn run_bounded<F, Fut>(
     pipeline: Pipeline,
     p: RunParams,
-    started: Instant,
     budget: &RowBudget,
     deadline: Deadline,
     fetch: F,
@@ -89,9 +87,7 @@ where
     F: FnMut(i64, i64, usize) -> Fut,
     Fut: Future<Output = Result<BytesMut, ApiError>>,
 {
-    run_owned(pipeline, p, started, budget, deadline, fetch)
-        .await
-        .0
+    run_owned(pipeline, p, budget, deadline, fetch).await.0
 }
 
 /// The state a walk carries from page to page. It is shared with the page
@@ -114,7 +110,6 @@ fn lock(w: &Mutex<Walk>) -> MutexGuard<'_, Walk> {
 async fn run_owned<F, Fut>(
     pipeline: Pipeline,
     p: RunParams,
-    started: Instant,
     budget: &RowBudget,
     deadline: Deadline,
     fetch: F,
@@ -151,17 +146,8 @@ where
         } else {
             Vec::new()
         };
-        let mut body =
-            Vec::with_capacity(entries.iter().map(|e| e.line.len() + 64).sum::<usize>() + 1024);
-        write_answer(
-            &entries,
-            p.categorize,
-            &warnings,
-            processed,
-            started,
-            &mut body,
-        );
-        Answer { body, cut }
+        let answer = answer(&entries, p.categorize, &warnings, processed);
+        Answer { answer, cut }
     });
     (answer, Some(walk.pipeline))
 }
@@ -260,11 +246,11 @@ pub async fn log_range(
     ctx: &RequestContext,
     plan: &LogPlan,
     q: LogRange,
-) -> Result<Vec<u8>, ApiError> {
+) -> Result<LogAnswer, ApiError> {
     let budget = RowBudget::new(MAX_ROWS_READ);
     log_range_bounded(backend, ctx, plan, q, &budget, Deadline::NONE)
         .await
-        .map(|a| a.body)
+        .map(|a| a.answer)
 }
 
 /// One log range to answer: Loki's `[start, end)`, `limit`, `direction`
@@ -296,7 +282,6 @@ pub async fn log_range_bounded(
     budget: &RowBudget,
     deadline: Deadline,
 ) -> Result<Answer, ApiError> {
-    let started = Instant::now();
     let pipeline = Pipeline::new(&plan.proxy_stages)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?
         .discovering(plan.discovery.clone());
@@ -310,7 +295,7 @@ pub async fn log_range_bounded(
         categorize: q.categorize,
         max_rows: budget.max(),
     };
-    run_bounded(pipeline, p, started, budget, deadline, |lo, hi, n| {
+    run_bounded(pipeline, p, budget, deadline, |lo, hi, n| {
         let take = match direction {
             Direction::Backward => Take::Newest(n),
             Direction::Forward => Take::Oldest(n),
@@ -322,17 +307,8 @@ pub async fn log_range_bounded(
 }
 
 /// The answer for an empty range.
-pub fn empty_answer(categorize: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(1024);
-    write_answer(
-        &[],
-        categorize,
-        &[],
-        Processed::default(),
-        Instant::now(),
-        &mut out,
-    );
-    out
+pub fn empty_answer(categorize: bool) -> LogAnswer {
+    answer(&[], categorize, &[], Processed::default())
 }
 
 fn bound_warning(max: usize) -> String {
@@ -386,8 +362,14 @@ mod tests {
         BytesMut::from(out.as_bytes())
     }
 
-    fn values(out: &[u8]) -> Vec<String> {
-        let v: serde_json::Value = serde_json::from_slice(out).unwrap();
+    fn json(a: &LogAnswer) -> serde_json::Value {
+        let mut out = Vec::new();
+        engine::answer::encode::write_streams(a, std::time::Instant::now(), &mut out);
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    fn values(out: &LogAnswer) -> Vec<String> {
+        let v = json(out);
         let mut r = Vec::new();
         for s in v["data"]["result"].as_array().unwrap() {
             for e in s["values"].as_array().unwrap() {
@@ -407,7 +389,7 @@ mod tests {
         limit: usize,
         dir: Direction,
         max_rows: usize,
-    ) -> (Vec<u8>, usize) {
+    ) -> (LogAnswer, usize) {
         let calls = std::cell::RefCell::new(Vec::new());
         let mut pl = pipeline(q);
         let p = RunParams {
@@ -418,7 +400,7 @@ mod tests {
             categorize: false,
             max_rows,
         };
-        let fut = run(&mut pl, p, Instant::now(), |lo, hi, n| {
+        let fut = run(&mut pl, p, |lo, hi, n| {
             let b = fake(data, dir, &calls, lo, hi, n);
             async move { Ok(b) }
         });
@@ -497,7 +479,7 @@ mod tests {
             Direction::Backward,
             1500,
         );
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let v = json(&out);
         assert!(
             v["warnings"][0]
                 .as_str()
@@ -530,7 +512,6 @@ mod tests {
             let fut = run_bounded(
                 pipeline(r#"{app="a"} |> "hit <_>""#),
                 p,
-                Instant::now(),
                 &budget,
                 Deadline::NONE,
                 |lo, hi, n| {
@@ -544,7 +525,7 @@ mod tests {
         assert!(!first.cut, "900 rows fit in 1500");
         let second = window(901, 1800);
         assert!(second.cut);
-        let v: serde_json::Value = serde_json::from_slice(&second.body).unwrap();
+        let v = json(&second.answer);
         assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 600);
         assert!(
             v["warnings"][0]
@@ -556,7 +537,7 @@ mod tests {
         // A spent budget reads nothing more.
         let third = window(1, 1800);
         assert!(third.cut);
-        let v: serde_json::Value = serde_json::from_slice(&third.body).unwrap();
+        let v = json(&third.answer);
         assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 0);
     }
 
@@ -578,7 +559,6 @@ mod tests {
         let fut = run_bounded(
             pipeline(r#"{app="a"} |> "<_>""#),
             p,
-            Instant::now(),
             &budget,
             deadline,
             |lo, hi, n| {
@@ -608,13 +588,13 @@ mod tests {
             categorize: true,
             max_rows: MAX_ROWS_READ,
         };
-        let fut = run(&mut pl, p, Instant::now(), |lo, hi, n| {
+        let fut = run(&mut pl, p, |lo, hi, n| {
             let b = fake(&data, Direction::Forward, &calls, lo, hi, n);
             async move { Ok(b) }
         });
         let out = futures_lite(fut).unwrap();
         assert_eq!(values(&out), vec!["2:error boom", "3:level=error x"]);
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let v = json(&out);
         let s = &v["data"]["result"][0];
         assert_eq!(
             s["stream"],

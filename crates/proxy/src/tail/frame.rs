@@ -1,42 +1,31 @@
 //! Tail frames: VictoriaLogs NDJSON in, Loki's `{"streams":[…],"dropped_entries":[…]}` out.
 //!
-//! Entries go through the `query_range` encoders (plain or with proxy-side
-//! pipeline stages) so a tail shows the same labels as a query; the answer
-//! is then split into one `streams` element per entry, in time order, which
-//! is how Loki's tailer sends them. With label discovery on, entries carry
+//! Entries go through the `query_range` decoders (plain or with proxy-side
+//! pipeline stages) so a tail shows the same labels as a query; the typed
+//! answer is then split into one entry per frame element, in time order,
+//! which is how Loki's tailer sends them ([`engine::answer::tail`] writes them). With label discovery on, entries carry
 //! `service_name` and `detected_level` exactly as a `query_range` answer
 //! does (the plan records the settings).
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use bytes::BytesMut;
 use logsql_ast::LogPlan;
-use serde_json::Value;
 
-use crate::query::log::{RunParams, run};
+pub use engine::answer::tail::TailEntry as Entry;
 use engine::direction::Direction;
 use engine::discovery::SERVICE_NAME;
-use engine::encode::streams::{StreamsOptions, encode_streams_discovered};
+use engine::encode::streams::{StreamsOptions, decode_streams};
 use engine::labels::{parse_stream, sanitize_label_name};
 use engine::ndjson::time::parse_rfc3339_nanos;
 use engine::pipeline::Pipeline;
+
+use crate::query::log::{RunParams, run};
 
 /// Entries per frame, as Loki's `maxEntriesPerTailResponse`.
 pub const MAX_ENTRIES_PER_FRAME: usize = 100;
 /// Dropped entries reported per frame, as Loki's `maxDroppedEntriesPerTailResponse`.
 pub const MAX_DROPPED_PER_FRAME: usize = 1000;
-
-/// One entry ready for a frame.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    /// Nanoseconds, for ordering.
-    pub ts: i64,
-    /// The `stream` object.
-    pub stream: Value,
-    /// The `[ts, line]` (or `[ts, line, {…}]`) value.
-    pub value: Value,
-}
 
 /// An entry dropped because the client read too slowly.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,7 +145,7 @@ impl Encoder {
                     max_rows: usize::MAX,
                 };
                 let mut batch = Some(ndjson);
-                run(p, params, Instant::now(), move |_, _, _| {
+                run(p, params, move |_, _, _| {
                     let b = batch.take().unwrap_or_default();
                     std::future::ready(Ok(b))
                 })
@@ -173,101 +162,44 @@ impl Encoder {
                     categorize: self.categorize || stream_labels_only,
                     parsed_prefix: self.parsed_prefix,
                 };
-                let mut out = Vec::with_capacity(ndjson.len() + 512);
-                encode_streams_discovered(&mut ndjson, &opts, &self.discovery, &mut out)
-                    .map_err(|e| e.to_string())?;
-                out
+                decode_streams(&mut ndjson, &opts, &self.discovery).map_err(|e| e.to_string())?
             }
         };
-        let mut entries = flatten(&answer)?;
+        let mut entries = Entry::from_answer(&answer);
         if stream_labels_only {
+            // Frames without `categorize-labels` show no entry labels.
             for e in &mut entries {
-                if let Some(v) = e.value.as_array_mut() {
-                    v.truncate(2);
-                }
+                e.labels.clear();
             }
         }
         Ok(entries)
     }
 }
 
-/// Splits a `query_range` streams answer into entries sorted by time (stable).
-///
-/// # Errors
-/// When the answer is not a streams answer (a defect).
-pub fn flatten(answer: &[u8]) -> Result<Vec<Entry>, String> {
-    let v: Value = serde_json::from_slice(answer).map_err(|e| e.to_string())?;
-    let Some(result) = v.pointer("/data/result").and_then(Value::as_array) else {
-        return Err("streams answer without data.result".to_owned());
-    };
-    let mut out = Vec::new();
-    for s in result {
-        let stream = s
-            .get("stream")
-            .cloned()
-            .unwrap_or(Value::Object(Default::default()));
-        for value in s
-            .get("values")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let ts = value
-                .get(0)
-                .and_then(Value::as_str)
-                .and_then(|t| t.parse::<i64>().ok())
-                .unwrap_or(0);
-            out.push(Entry {
-                ts,
-                stream: stream.clone(),
-                value: value.clone(),
-            });
-        }
-    }
-    out.sort_by_key(|e| e.ts);
-    Ok(out)
-}
-
-/// Writes one frame: `streams` (one element per entry), `dropped_entries`
-/// when there are any, `encodingFlags` when categorized — Loki's key order.
+/// Writes one frame (see [`engine::answer::tail::write_frame`]).
 pub fn write_frame(entries: &[Entry], dropped: &[Dropped], categorize: bool) -> String {
-    let mut out = String::with_capacity(64 + entries.len() * 128);
-    out.push_str("{\"streams\":[");
-    for (i, e) in entries.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str("{\"stream\":");
-        out.push_str(&e.stream.to_string());
-        out.push_str(",\"values\":[");
-        out.push_str(&e.value.to_string());
-        out.push_str("]}");
-    }
-    out.push(']');
-    if !dropped.is_empty() {
-        out.push_str(",\"dropped_entries\":[");
-        for (i, d) in dropped.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            let labels = serde_json::to_string(&d.labels).unwrap_or_else(|_| "{}".to_owned());
-            out.push_str(&format!(
-                "{{\"timestamp\":\"{}\",\"labels\":{labels}}}",
-                d.ts
-            ));
-        }
-        out.push(']');
-    }
-    if categorize {
-        out.push_str(",\"encodingFlags\":[\"categorize-labels\"]");
-    }
-    out.push('}');
-    out
+    engine::answer::tail::write_frame(
+        entries,
+        dropped
+            .iter()
+            .map(|d| (d.ts, d.labels.iter().map(|(n, v)| (n.as_str(), v.as_str())))),
+        categorize,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+
+    fn stream(a: &Entry) -> Value {
+        let o: serde_json::Map<String, Value> = a
+            .stream
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        Value::Object(o)
+    }
 
     fn plan(q: &str) -> LogPlan {
         let logql_parser::Expr::Log(e) = logql_parser::parse(q).unwrap() else {
@@ -305,7 +237,7 @@ mod tests {
         // History: metadata merged, as query_range.
         let history = enc.entries(BytesMut::from(ROWS), false).await.unwrap();
         assert_eq!(
-            history[0].stream,
+            stream(&history[0]),
             serde_json::json!({"app": "a", "trace_id": "t1"})
         );
         // Live: stream labels only, two-element values.
@@ -322,14 +254,15 @@ mod tests {
         let mut staged = Encoder::new(&plan(r#"{app=~"a|b"} |= "e""#), false).unwrap();
         let live = staged.entries(BytesMut::from(ROWS), true).await.unwrap();
         assert_eq!(
-            live[0].stream,
+            stream(&live[0]),
             serde_json::json!({"app": "a", "trace_id": "t1"})
         );
         let mut cat = Encoder::new(&plan(r#"{app=~"a|b"}"#), true)
             .unwrap()
             .bare_selector(true);
         let live = cat.entries(BytesMut::from(ROWS), true).await.unwrap();
-        assert_eq!(live[0].value.as_array().unwrap().len(), 3);
+        let v: Value = serde_json::from_str(&write_frame(&live, &[], true)).unwrap();
+        assert_eq!(v["streams"][0]["values"][0].as_array().unwrap().len(), 3);
     }
 
     #[tokio::test]

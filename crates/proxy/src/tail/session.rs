@@ -278,7 +278,7 @@ async fn history(state: &TailState, s: &mut Session, t0: i64) -> Result<Vec<Entr
         let answer = crate::query::log::log_range(&state.backend, &s.ctx, &s.plan, q)
             .await
             .map_err(|e| e.to_string())?;
-        return super::frame::flatten(&answer);
+        return Ok(Entry::from_answer(&answer));
     }
     let req = Request::query(s.plan.query.clone(), s.start, t0 - 1).take(Take::Newest(limit));
     let body = state

@@ -8,13 +8,10 @@
 //! encoders do for one query.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
-use bytes::Bytes;
-
-use super::answer::{Processed, WindowAnswer};
+use engine::answer::LogAnswer;
 use engine::direction::Direction;
-use engine::encode::stats::{Summary, write_stats_field};
+use engine::labels::write_label_string;
 
 /// How many entries of `w` to keep from each stream so that exactly `want`
 /// entries are kept, the first ones in direction order.
@@ -22,208 +19,136 @@ use engine::encode::stats::{Summary, write_stats_field};
 /// Within a stream entries are already in direction order, so the kept ones
 /// are a prefix of it. Entries with equal timestamps in different streams
 /// keep the label-string order of their streams.
-pub fn take_first(w: &WindowAnswer, want: usize, direction: Direction) -> Vec<usize> {
+pub fn take_first(w: &LogAnswer, want: usize, direction: Direction) -> Vec<usize> {
     if w.len() <= want {
-        return w.streams.iter().map(|s| s.entries.len()).collect();
+        return w.streams().map(|s| s.len()).collect();
     }
     let mut all: Vec<(i64, usize)> = Vec::with_capacity(w.len());
-    for (si, s) in w.streams.iter().enumerate() {
-        all.extend(s.entries.iter().map(|(ts, _)| (*ts, si)));
+    for (si, s) in w.streams().enumerate() {
+        all.extend(s.entries().map(|e| (e.ts, si)));
     }
     match direction {
         Direction::Forward => all.sort_by_key(|&(ts, _)| ts),
         Direction::Backward => all.sort_by_key(|&(ts, _)| std::cmp::Reverse(ts)),
     }
-    let mut keep = vec![0; w.streams.len()];
+    let mut keep = vec![0; w.streams().len()];
     for &(_, si) in all.iter().take(want) {
         keep[si] += 1;
     }
     keep
 }
 
-/// Writes the merged Loki `streams` answer of `windows` (in direction order)
-/// to `out`; returns the number of windows used.
+/// The merged answer of `windows` (in direction order): the first `limit`
+/// entries, streams in label-string order, `stats.splits` the number of
+/// windows used.
 pub fn merge(
-    windows: &[WindowAnswer],
+    windows: &[LogAnswer],
     limit: usize,
     direction: Direction,
     categorize: bool,
-    started: Instant,
-    out: &mut Vec<u8>,
-) -> usize {
-    // Label string → (labels object, entries in direction order).
-    let mut streams: BTreeMap<&Bytes, (&Bytes, Vec<&Bytes>)> = BTreeMap::new();
-    let mut warnings: Vec<&Bytes> = Vec::new();
-    let mut processed = Processed::default();
+) -> LogAnswer {
+    // Label string → the (window, stream, entries kept) that make it up.
+    let mut streams: BTreeMap<Vec<u8>, Vec<(usize, usize, usize)>> = BTreeMap::new();
+    let mut out = LogAnswer::new(categorize);
     let mut taken = 0;
     let mut used = 0;
-    for w in windows {
+    for (wi, w) in windows.iter().enumerate() {
         if taken >= limit {
             break;
         }
         used += 1;
         for warning in &w.warnings {
-            if !warnings.contains(&warning) {
-                warnings.push(warning);
+            if !out.warnings.contains(warning) {
+                out.warnings.push(warning.clone());
             }
         }
-        let p = &w.processed;
-        processed.bytes += p.bytes;
-        processed.lines += p.lines;
-        processed.post_filter_lines += p.post_filter_lines;
-        processed.metadata_bytes += p.metadata_bytes;
+        out.stats.add(&w.stats);
         let keep = take_first(w, limit - taken, direction);
-        for (s, n) in w.streams.iter().zip(keep) {
+        for (si, (s, n)) in w.streams().zip(keep).enumerate() {
             if n == 0 {
                 continue;
             }
-            let slot = streams
-                .entry(&s.key)
-                .or_insert_with(|| (&s.object, Vec::new()));
-            slot.1.extend(s.entries[..n].iter().map(|e| &e.1));
+            let mut key = Vec::new();
+            write_label_string(&mut key, s.labels());
+            streams.entry(key).or_default().push((wi, si, n));
             taken += n;
         }
     }
-
-    let size: usize = streams
-        .values()
-        .map(|(o, e)| o.len() + 16 + e.iter().map(|x| x.len() + 1).sum::<usize>())
-        .sum();
-    out.reserve(size + 1024);
-    out.extend_from_slice(b"{\"status\":\"success\",");
-    if !warnings.is_empty() {
-        out.extend_from_slice(b"\"warnings\":[");
-        for (i, w) in warnings.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
+    out.stats.splits = used as u64;
+    for parts in streams.values() {
+        out.begin_stream();
+        let (wi, si, _) = parts[0];
+        for (n, v) in windows[wi].stream(si).labels() {
+            out.push_stream_label(n, v);
+        }
+        for &(wi, si, n) in parts {
+            for e in windows[wi].stream(si).entries().take(n) {
+                out.push_entry_from(&e);
             }
-            out.extend_from_slice(w);
         }
-        out.extend_from_slice(b"],");
     }
-    out.extend_from_slice(b"\"data\":{\"resultType\":\"streams\",");
-    if categorize {
-        out.extend_from_slice(b"\"encodingFlags\":[\"categorize-labels\"],");
-    }
-    out.extend_from_slice(b"\"result\":[");
-    for (i, (object, entries)) in streams.values().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(b"{\"stream\":");
-        out.extend_from_slice(object);
-        out.extend_from_slice(b",\"values\":[");
-        for (n, e) in entries.iter().enumerate() {
-            if n > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(e);
-        }
-        out.extend_from_slice(b"]}");
-    }
-    out.extend_from_slice(b"],");
-    let stats = Summary {
-        total_bytes_processed: processed.bytes,
-        total_lines_processed: processed.lines,
-        exec_time_secs: started.elapsed().as_secs_f64(),
-        total_entries_returned: taken as u64,
-        total_post_filter_lines: processed.post_filter_lines,
-        total_structured_metadata_bytes_processed: processed.metadata_bytes,
-        splits: used as u64,
-        ..Summary::default()
-    };
-    write_stats_field(out, &stats);
-    out.extend_from_slice(b"}}");
-    used
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::window::answer::Stream;
+    use engine::answer::LogStats;
 
-    fn stream(key: &'static str, entries: &[i64]) -> Stream {
-        Stream {
-            key: Bytes::from_static(key.as_bytes()),
-            object: Bytes::from(format!("<{key}>")),
-            entries: entries
-                .iter()
-                .map(|ts| (*ts, Bytes::from(format!("[\"{ts}\"]"))))
-                .collect(),
+    fn window(streams: &[(&str, &[i64])]) -> LogAnswer {
+        let mut a = LogAnswer::new(false);
+        for (app, entries) in streams {
+            a.begin_stream();
+            a.push_stream_label("app", app);
+            for ts in *entries {
+                a.push_entry(*ts, &ts.to_string());
+            }
         }
+        a.stats = LogStats {
+            lines: 10,
+            ..LogStats::default()
+        };
+        a
     }
 
-    fn window(streams: Vec<Stream>) -> WindowAnswer {
-        WindowAnswer {
-            streams,
-            processed: Processed {
-                lines: 10,
-                ..Processed::default()
-            },
-            ..WindowAnswer::default()
-        }
-    }
-
-    fn result(out: &[u8]) -> String {
-        let text = String::from_utf8_lossy(out);
-        text.split(",\"stats\":")
-            .next()
-            .unwrap_or_default()
-            .to_owned()
+    fn result(a: &LogAnswer) -> Vec<(String, Vec<i64>)> {
+        a.streams()
+            .map(|s| {
+                let app = s.labels().map(|(_, v)| v).collect::<String>();
+                (app, s.entries().map(|e| e.ts).collect())
+            })
+            .collect()
     }
 
     #[test]
     fn backward_limit_ending_mid_window_keeps_the_newest_across_streams() {
-        let newest = window(vec![stream("a", &[90, 70]), stream("b", &[80])]);
-        let older = window(vec![stream("a", &[40, 20]), stream("b", &[50, 30, 10])]);
-        let mut out = Vec::new();
-        let used = merge(
-            &[newest, older],
-            5,
-            Direction::Backward,
-            false,
-            Instant::now(),
-            &mut out,
-        );
-        assert_eq!(used, 2);
+        let newest = window(&[("a", &[90, 70]), ("b", &[80])]);
+        let older = window(&[("a", &[40, 20]), ("b", &[50, 30, 10])]);
+        let m = merge(&[newest, older], 5, Direction::Backward, false);
         assert_eq!(
-            result(&out),
-            r#"{"status":"success","data":{"resultType":"streams","result":[{"stream":<a>,"values":[["90"],["70"],["40"]]},{"stream":<b>,"values":[["80"],["50"]]}]"#
+            result(&m),
+            vec![("a".into(), vec![90, 70, 40]), ("b".into(), vec![80, 50])]
         );
-        let v: serde_json::Value =
-            serde_json::from_str(&String::from_utf8_lossy(&out).replace(['<', '>'], "\""))
-                .unwrap_or_default();
-        assert_eq!(v["data"]["stats"]["summary"]["totalEntriesReturned"], 5);
-        assert_eq!(v["data"]["stats"]["summary"]["totalLinesProcessed"], 20);
-        assert_eq!(v["data"]["stats"]["summary"]["splits"], 2);
+        assert_eq!(m.len(), 5);
+        assert_eq!(m.stats.lines, 20);
+        assert_eq!(m.stats.splits, 2);
     }
 
     #[test]
     fn windows_past_the_limit_are_not_used() {
-        let w1 = window(vec![stream("a", &[1, 2])]);
-        let w2 = window(vec![stream("a", &[3])]);
-        let mut out = Vec::new();
-        let used = merge(
-            &[w1, w2],
-            2,
-            Direction::Forward,
-            true,
-            Instant::now(),
-            &mut out,
-        );
-        assert_eq!(used, 1);
-        assert!(
-            result(&out).ends_with(r#""encodingFlags":["categorize-labels"],"result":[{"stream":<a>,"values":[["1"],["2"]]}]"#),
-            "{}",
-            result(&out)
-        );
+        let w1 = window(&[("a", &[1, 2])]);
+        let w2 = window(&[("a", &[3])]);
+        let m = merge(&[w1, w2], 2, Direction::Forward, true);
+        assert_eq!(m.stats.splits, 1);
+        assert!(m.categorized);
+        assert_eq!(result(&m), vec![("a".into(), vec![1, 2])]);
     }
 
     #[test]
     fn take_first_counts_a_prefix_per_stream() {
-        let w = window(vec![stream("a", &[1, 5]), stream("b", &[2, 3, 9])]);
+        let w = window(&[("a", &[1, 5]), ("b", &[2, 3, 9])]);
         assert_eq!(take_first(&w, 3, Direction::Forward), vec![1, 2]);
-        let w = window(vec![stream("a", &[5, 1]), stream("b", &[9, 3, 2])]);
+        let w = window(&[("a", &[5, 1]), ("b", &[9, 3, 2])]);
         assert_eq!(take_first(&w, 2, Direction::Backward), vec![1, 1]);
         assert_eq!(take_first(&w, 10, Direction::Backward), vec![2, 3]);
         assert_eq!(take_first(&w, 0, Direction::Backward), vec![0, 0]);
@@ -231,17 +156,20 @@ mod tests {
 
     #[test]
     fn warnings_are_kept_once() {
-        let mut w = window(vec![]);
-        w.warnings = vec![Bytes::from_static(b"\"w\"")];
-        let mut out = Vec::new();
-        merge(
-            &[w.clone(), w],
-            10,
-            Direction::Forward,
-            false,
-            Instant::now(),
-            &mut out,
+        let mut w = window(&[]);
+        w.warnings = vec!["w".to_owned()];
+        let m = merge(&[w.clone(), w], 10, Direction::Forward, false);
+        assert_eq!(m.warnings, ["w"]);
+    }
+
+    #[test]
+    fn streams_are_ordered_by_label_string_across_windows() {
+        let w1 = window(&[("b", &[4])]);
+        let w2 = window(&[("a", &[3]), ("b", &[2])]);
+        let m = merge(&[w1, w2], 10, Direction::Backward, false);
+        assert_eq!(
+            result(&m),
+            vec![("a".into(), vec![3]), ("b".into(), vec![4, 2])]
         );
-        assert!(result(&out).starts_with(r#"{"status":"success","warnings":["w"],"data""#));
     }
 }

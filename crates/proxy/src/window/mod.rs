@@ -8,11 +8,11 @@
 //! TTL and only the live edge is asked again ([`run`]). Windows are walked in
 //! `direction` order and the walk stops once `limit` entries are collected,
 //! so a backward query for the newest 100 lines usually reads one window.
-//! Each window is evaluated exactly as an unsplit query over that window, is
-//! stored as typed pieces of its answer ([`answer`]), and the pieces are
-//! merged without re-encoding ([`merge`]).
+//! Each window is evaluated exactly as an unsplit query over that window
+//! into a typed [`engine::answer::LogAnswer`], stored in lokivl's own binary
+//! form ([`engine::answer::codec`]), and the typed answers are merged
+//! ([`merge`]) before the one encoder writes the body.
 
-pub mod answer;
 pub mod bucket;
 pub mod fill;
 pub mod matrix_codec;

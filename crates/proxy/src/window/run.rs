@@ -5,17 +5,16 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bytes::Bytes;
 use cache::{Cache, CacheKey, Encoding, Fetched};
 
 use super::WindowSettings;
-use super::answer::WindowAnswer;
 use super::fill;
 use super::merge::merge;
 use super::split::Window;
 use super::task::WindowTask;
+use engine::answer::LogAnswer;
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::telemetry::Metrics;
@@ -67,19 +66,19 @@ pub struct WindowQuery {
     pub request: RequestContext,
 }
 
-/// One window's answer as its fetch wrote it.
+/// One window's answer as its fetch built it.
 #[derive(Debug)]
 pub struct WindowBody {
-    /// A full Loki streams body for the window.
-    pub body: Vec<u8>,
+    /// The window's typed answer.
+    pub answer: LogAnswer,
     /// Whether the body is the window's own answer and may be stored; not
     /// when the request's shared row budget cut it short.
     pub cacheable: bool,
 }
 
 /// Fetches `windows` (in direction order) with `fetch`, which answers one
-/// window `[start, end)` with a full Loki streams body for `q.limit` entries,
-/// and merges them into the answer of the whole range.
+/// window `[start, end)` with its typed answer for `q.limit` entries, and
+/// merges them into the answer of the whole range.
 ///
 /// # Errors
 /// The first failing window's error (windows after the limit are not waited for).
@@ -88,17 +87,16 @@ pub async fn run<F, Fut>(
     q: &WindowQuery,
     windows: Vec<Window>,
     fetch: F,
-) -> Result<Vec<u8>, ApiError>
+) -> Result<LogAnswer, ApiError>
 where
     F: Fn(Window) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<WindowBody, ApiError>> + Send + 'static,
 {
-    let started = Instant::now();
     let fetch = Arc::new(fetch);
     let q = Arc::new(q.clone());
     let mut pending = windows.into_iter();
-    let mut inflight: VecDeque<WindowTask<Result<WindowAnswer, ApiError>>> = VecDeque::new();
-    let mut done: Vec<WindowAnswer> = Vec::new();
+    let mut inflight: VecDeque<WindowTask<Result<LogAnswer, ApiError>>> = VecDeque::new();
+    let mut done: Vec<LogAnswer> = Vec::new();
     let mut collected = 0;
     let limit_reached = loop {
         while inflight.len() < ctx.settings.parallelism {
@@ -128,9 +126,7 @@ where
     if limit_reached && ctx.cache.is_some() {
         inflight.into_iter().for_each(WindowTask::detach);
     }
-    let mut out = Vec::new();
-    merge(&done, q.limit, q.direction, q.categorize, started, &mut out);
-    Ok(out)
+    Ok(merge(&done, q.limit, q.direction, q.categorize))
 }
 
 fn spawn_window<F, Fut>(
@@ -138,7 +134,7 @@ fn spawn_window<F, Fut>(
     q: &Arc<WindowQuery>,
     w: Window,
     fetch: Arc<F>,
-) -> WindowTask<Result<WindowAnswer, ApiError>>
+) -> WindowTask<Result<LogAnswer, ApiError>>
 where
     F: Fn(Window) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<WindowBody, ApiError>> + Send + 'static,
@@ -155,7 +151,7 @@ async fn one_window<F, Fut>(
     q: &WindowQuery,
     w: Window,
     fetch: &F,
-) -> Result<WindowAnswer, ApiError>
+) -> Result<LogAnswer, ApiError>
 where
     F: Fn(Window) -> Fut,
     Fut: Future<Output = Result<WindowBody, ApiError>> + Send + 'static,
@@ -166,7 +162,10 @@ where
         .cache_settings
         .lifetimes()
         .ttl_after(w.end, crate::params::timestamp::now_ns());
-    let stored = ctx.cache.is_some();
+    if ctx.cache.is_none() {
+        // Nothing to store: the typed answer goes straight to the merge.
+        return fetch(w).await.map(|f| f.answer);
+    }
     let fill = || {
         let body = fetch(w);
         async move {
@@ -177,23 +176,11 @@ where
             } else {
                 Duration::ZERO
             };
-            let body = Bytes::from(fetched.body);
-            if !stored {
-                // Decoded once below; no need to re-pack it.
-                return Ok(Fetched::new(body, ttl));
-            }
-            let answer =
-                WindowAnswer::from_body(&body).map_err(|e| ApiError::Internal(e.to_string()))?;
-            Ok(Fetched::new(answer.to_bytes(), ttl))
+            Ok(Fetched::new(fetched.answer.to_bytes(), ttl))
         }
     };
     let body = fill::cached_fetched(ctx, WINDOW_ENDPOINT, key, fill).await?;
-    if stored {
-        WindowAnswer::from_bytes(&body)
-    } else {
-        WindowAnswer::from_body(&body)
-    }
-    .map_err(|e| ApiError::Internal(e.to_string()))
+    LogAnswer::from_bytes(&body).map_err(|e| ApiError::Internal(e.to_string()))
 }
 
 /// The cache key of one window: the tenant, the response shape, the

@@ -1,6 +1,7 @@
 //! Label sets of the streams answer: names in Loki form without allocating,
 //! the `_stream` sets of a page parsed once, each row's labels in Loki's
-//! categories, and their JSON forms (label-set key, object, categorized).
+//! categories, and the label-set key streams are sorted by (the answer
+//! itself is built as a [`crate::answer::LogAnswer`]).
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -10,7 +11,6 @@ use logsql_ast::Discovery;
 use logsql_ast::otel::{SEVERITY_NUMBER, SEVERITY_TEXT, VL_SEVERITY, loki_severity};
 
 use super::{DecodeError, Row, discovered};
-use crate::encode::json::write_str_body;
 use crate::labels::{LabelPair, go_quote, is_valid_label_name, parse_stream};
 
 /// A label name as Loki reports it, kept as the raw VictoriaLogs name plus
@@ -70,6 +70,18 @@ impl<'s> Name<'s> {
             self.raw.cmp(other.raw)
         } else {
             self.bytes().cmp(other.bytes())
+        }
+    }
+
+    /// Appends the Loki form to `out` (it is ASCII when not `clean`).
+    pub(super) fn push_to(&self, out: &mut String) {
+        if self.clean {
+            out.push_str(self.raw);
+            if self.extracted {
+                out.push_str("_extracted");
+            }
+        } else {
+            out.extend(self.bytes().map(char::from));
         }
     }
 
@@ -365,51 +377,6 @@ pub(super) fn write_label_key(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
         l.name.write(out);
         out.push(b'=');
         go_quote(out, l.value);
-    }
-    out.push(b'}');
-}
-
-/// Writes `{"name":"value",…}`.
-pub(super) fn write_label_object(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
-    out.push(b'{');
-    write_members(out, labels.iter());
-    out.push(b'}');
-}
-
-/// `"name":"value"` members, comma-separated.
-fn write_members<'a, 's: 'a>(out: &mut Vec<u8>, labels: impl Iterator<Item = &'a Lbl<'s>>) {
-    for (i, l) in labels.enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.push(b'"');
-        l.name.write(out);
-        out.extend_from_slice(b"\":\"");
-        write_str_body(out, l.value);
-        out.push(b'"');
-    }
-}
-
-/// Writes the third element of a categorized entry.
-pub(super) fn write_categorized(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
-    out.push(b'{');
-    let mut wrote = false;
-    for (key, kind) in [
-        ("structuredMetadata", Kind::Metadata),
-        ("parsed", Kind::Parsed),
-    ] {
-        if !labels.iter().any(|l| l.kind == kind) {
-            continue;
-        }
-        if wrote {
-            out.push(b',');
-        }
-        wrote = true;
-        out.push(b'"');
-        out.extend_from_slice(key.as_bytes());
-        out.extend_from_slice(b"\":{");
-        write_members(out, labels.iter().filter(|l| l.kind == kind));
-        out.push(b'}');
     }
     out.push(b'}');
 }
