@@ -18,9 +18,9 @@ use logsql_ast::{LogPlan, Pipe};
 use engine::direction::Direction;
 use engine::encode::pipeline::{Entry, Processed, write_answer};
 use engine::ndjson::Decoder;
+pub use engine::page::RunParams;
+use engine::page::eval_page;
 use engine::pipeline::Pipeline;
-pub use engine::pipeline::page::RunParams;
-use engine::pipeline::page::eval_page;
 
 use crate::backend::{Backend, Endpoint};
 use crate::context::RequestContext;
