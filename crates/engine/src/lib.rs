@@ -16,6 +16,8 @@
 //! * [`drilldown`] computes Grafana Logs Drilldown's detected fields and
 //!   log patterns.
 //! * [`encode`] writes every Loki JSON answer shape.
+//! * [`page`] puts the log path together for one page of rows: decode,
+//!   discover, run the pipeline, keep the entries the answer is written from.
 //!
 //! The engine does no I/O and has no async runtime: each step is a plain
 //! function over bytes already fetched, so it can be tested and
@@ -49,6 +51,7 @@ pub mod error;
 pub mod labels;
 pub mod metric;
 pub mod ndjson;
+pub mod page;
 pub mod pipeline;
 pub mod work;
 

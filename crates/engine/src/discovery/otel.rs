@@ -93,17 +93,6 @@ pub fn group_fields(labels: &[String], discovery: &logsql_ast::Discovery) -> Vec
     out
 }
 
-/// Whether a metric grouped by `need` reads OTel severity metadata, which
-/// only the per-entry translation gives as Loki stores it.
-pub fn groups_by_severity(need: &crate::metric::plan::Need) -> bool {
-    match need {
-        crate::metric::plan::Need::Only(labels) => {
-            labels.iter().any(|l| logsql_ast::otel::is_severity(l))
-        }
-        crate::metric::plan::Need::All => false,
-    }
-}
-
 /// Whether grouping by the VictoriaLogs fields `by` would read a severity
 /// field VictoriaLogs fills in for OTLP records.
 pub fn stores_severity(by: &[String]) -> bool {

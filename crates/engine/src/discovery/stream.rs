@@ -3,7 +3,7 @@
 //! structured metadata (derivation in [`crate::discovery`]).
 //! Whoever feeds rows to a [`crate::pipeline::Pipeline`] built with
 //! [`crate::pipeline::Pipeline::discovering`] calls these (log queries do in
-//! [`crate::pipeline::page`]; metric queries evaluated from rows would too).
+//! [`crate::page`]; metric queries evaluated from rows would too).
 
 use std::borrow::Cow;
 

@@ -372,6 +372,15 @@ pub fn keep_only(series: Vec<BucketSeries>, keep: &[String]) -> Vec<BucketSeries
     merge(by_labels)
 }
 
+/// Whether a metric grouped by `need` reads OTel severity metadata, which
+/// only the per-entry translation gives as Loki stores it.
+pub fn groups_by_severity(need: &Need) -> bool {
+    match need {
+        Need::Only(labels) => labels.iter().any(|l| logsql_ast::otel::is_severity(l)),
+        Need::All => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

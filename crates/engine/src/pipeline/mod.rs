@@ -17,7 +17,6 @@ pub mod label_filter;
 pub mod labels;
 pub mod line_filter;
 pub mod logfmt;
-pub mod page;
 pub mod pattern;
 pub mod regexp;
 pub mod validate;

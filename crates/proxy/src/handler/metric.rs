@@ -310,7 +310,7 @@ async fn fetch(
         let otlp = fields
             .iter()
             .any(|f| logsql_ast::otel::is_index_attribute(f));
-        if engine::discovery::otel::groups_by_severity(&input.need)
+        if engine::metric::discovered::groups_by_severity(&input.need)
             || otlp && engine::discovery::otel::stores_severity(&fields)
         {
             return fetch_rows(state, ctx, input, grid, work).await;
@@ -330,7 +330,7 @@ async fn fetch(
         Ok(plan)
             if !(derived.level
                 || derived.service_name && plan.needs_raw()
-                || engine::discovery::otel::groups_by_severity(&input.need)) =>
+                || engine::metric::discovered::groups_by_severity(&input.need)) =>
         {
             plan
         }

@@ -18,9 +18,9 @@ use engine::answer::LogAnswer;
 use engine::direction::Direction;
 use engine::encode::pipeline::{Entry, Processed, answer};
 use engine::ndjson::Decoder;
+pub use engine::page::RunParams;
+use engine::page::eval_page;
 use engine::pipeline::Pipeline;
-pub use engine::pipeline::page::RunParams;
-use engine::pipeline::page::eval_page;
 
 use crate::backend::{Backend, Request, Take};
 use crate::context::RequestContext;

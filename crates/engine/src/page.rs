@@ -8,13 +8,13 @@
 
 use std::collections::HashMap;
 
-use super::Pipeline;
 use crate::Error;
 use crate::direction::Direction;
 use crate::discovery::stream::{with_detected_level, with_service_name};
 use crate::encode::pipeline::{Entry, Processed};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows};
+use crate::pipeline::Pipeline;
 use crate::work::Stop;
 
 /// What to fetch and how to answer.
