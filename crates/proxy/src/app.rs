@@ -13,12 +13,12 @@ use crate::backend::{Backend, BackendOptions};
 use crate::config::Settings;
 use crate::handler::{AppState, format_query, metadata, query, status};
 use crate::handler::{detected, drilldown_limits, patterns, stats, volume};
-use crate::telemetry::Metrics;
 use crate::push::{self, PushState};
 use crate::response_cache::{self, ResponseCache};
 use crate::route::{Handler, Methods, ROUTES, Route};
 use crate::server::conn::ConnLimits;
 use crate::server::{headers, health, hit, observe, protect};
+use crate::telemetry::Metrics;
 
 /// Why the router could not be built.
 #[derive(Debug, thiserror::Error)]

@@ -11,9 +11,10 @@ use http::{HeaderValue, StatusCode, header};
 
 use std::sync::Arc;
 
-use crate::backend::BackendError;
-use crate::metric::EngineError;
-use crate::params::ParamError;
+use crate::backend::error::BackendError;
+use crate::metric::error::EngineError;
+use crate::params::error::ParamError;
+use crate::work::stop::Stopped;
 
 /// Where an error came from, for metrics and logs (pingora's `esource`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +110,13 @@ pub enum ApiError {
     /// A defect in lokivl.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// Work stopped at the request's deadline: Loki's `query_timeout` answer.
+impl From<Stopped> for ApiError {
+    fn from(s: Stopped) -> Self {
+        Self::QueryTimeout(s.0)
+    }
 }
 
 impl From<serde_json::Error> for ApiError {

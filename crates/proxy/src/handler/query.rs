@@ -3,7 +3,7 @@
 use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use logql_parser::{Expr, LogExpr};
 use logsql_ast::LogPlan;
 
@@ -19,7 +19,6 @@ use crate::window::{Window, WindowBody, WindowContext, WindowQuery};
 use crate::work::{RowBudget, Work, cpu};
 
 /// The header Grafana sends to ask for structured metadata and parsed labels apart.
-const ENCODING_FLAGS: &str = "x-loki-response-encoding-flags";
 /// Loki's text for a log query sent to the instant endpoint.
 pub const INSTANT_LOG_QUERY: &str = "log queries are not supported as an instant query type, please change your query to a range query type";
 
@@ -70,16 +69,6 @@ pub async fn query(
 }
 
 /// Whether the client asked for categorized labels, read as Loki reads
-/// `X-Loki-Response-Encoding-Flags`: the first header value (Go's
-/// `Header.Get`), split at `,`, one flag exactly `categorize-labels`. The
-/// response cache keys by that same first value.
-pub(crate) fn wants_categorized(headers: &HeaderMap) -> bool {
-    headers
-        .get(ENCODING_FLAGS)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim().split(',').any(|flag| flag == "categorize-labels"))
-}
-
 async fn log_range(
     state: &AppState,
     ctx: &RequestContext,
@@ -228,7 +217,8 @@ fn encode(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::context::{ENCODING_FLAGS, wants_categorized};
+    use http::HeaderMap;
     use http::HeaderValue;
 
     #[test]

@@ -20,7 +20,6 @@ use crate::context::RequestContext;
 use crate::direction::Direction;
 use crate::error::ApiError;
 use crate::telemetry::Metrics;
-use crate::response_cache::CacheSettings;
 
 /// The cache label of window entries in `lokivl_cache_requests_total`.
 const WINDOW_ENDPOINT: &str = "query_range_window";
@@ -37,7 +36,7 @@ pub struct WindowContext {
     /// The byte cache shared with whole answers.
     pub cache: Option<Cache>,
     /// TTLs and the freshness margin.
-    pub cache_settings: CacheSettings,
+    pub lifetimes: cache::Lifetimes,
     /// Where cache outcomes are counted.
     pub metrics: Metrics,
 }
@@ -163,8 +162,7 @@ where
     let key = window_key(q, w);
     // A window is an answer like any other: the one TTL rule, on its end.
     let ttl = ctx
-        .cache_settings
-        .lifetimes()
+        .lifetimes
         .ttl_after(w.end, crate::params::timestamp::now_ns());
     let stored = ctx.cache.is_some();
     let fill = || {

@@ -129,12 +129,6 @@ impl Drop for AbandonOnDrop {
 #[error("the request's deadline passed (query_timeout: {0:?})")]
 pub struct Stopped(pub Duration);
 
-impl From<Stopped> for crate::error::ApiError {
-    fn from(s: Stopped) -> Self {
-        Self::QueryTimeout(s.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
