@@ -115,7 +115,7 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
             Handler::DetectedFieldValues => methods(r, detected::detected_field_values),
             Handler::Patterns => methods(r, patterns::patterns),
             Handler::DrilldownLimits => {
-                get(drilldown_limits::drilldown_limits).with_state(drilldown_limits.clone())
+                get(drilldown_limits::drilldown_limits).with_state(drilldown_limits)
             }
             Handler::Tail => get(crate::handler::tail::tail).with_state(tail_state.clone()),
             Handler::Push => push_route.clone(),
