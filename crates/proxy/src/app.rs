@@ -13,12 +13,12 @@ use crate::backend::{Backend, BackendOptions};
 use crate::config::Settings;
 use crate::handler::{AppState, format_query, metadata, query, status};
 use crate::handler::{detected, drilldown_limits, patterns, stats, volume};
-use crate::telemetry::Metrics;
 use crate::push::{self, PushState};
 use crate::response_cache::{self, ResponseCache};
 use crate::route::{Handler, Methods, ROUTES, Route};
 use crate::server::conn::ConnLimits;
 use crate::server::{headers, health, hit, observe, protect};
+use crate::telemetry::Metrics;
 
 /// Why the router could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -115,7 +115,7 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
             Handler::DetectedFieldValues => methods(r, detected::detected_field_values),
             Handler::Patterns => methods(r, patterns::patterns),
             Handler::DrilldownLimits => {
-                get(drilldown_limits::drilldown_limits).with_state(drilldown_limits.clone())
+                get(drilldown_limits::drilldown_limits).with_state(drilldown_limits)
             }
             Handler::Tail => get(crate::handler::tail::tail).with_state(tail_state.clone()),
             Handler::Push => push_route.clone(),

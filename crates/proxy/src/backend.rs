@@ -11,11 +11,11 @@
 
 pub mod breaker;
 pub mod dialect;
-mod error;
 pub mod gate;
 pub mod request;
 pub mod stream;
 pub mod tls;
+pub mod url;
 
 use std::time::{Duration, Instant};
 
@@ -27,16 +27,15 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-use crate::config::BackendUrl;
-use crate::context::RequestContext;
+use self::url::BackendUrl;
 use crate::telemetry::{Metrics, Outcome};
 use crate::tenant::VlTenant;
 
 use self::breaker::Breaker;
 use self::dialect::{Dialect, OffsetRule};
-pub use self::error::BackendError;
 use self::gate::Gate;
 pub use self::request::{LogsQl, Request, Take};
+pub use crate::error::backend::BackendError;
 
 /// How long an idle pooled connection is kept; VictoriaLogs closes idle ones after ~2 min.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -219,8 +218,9 @@ impl Backend {
     /// The rule this VictoriaLogs follows for time-bucket offsets: as last
     /// seen, else probed now ([`dialect::PROBE`]), else the current releases'.
     ///
-    /// The probe runs as the request's (first) tenant: it needs one entry.
-    pub async fn offset_rule(&self, ctx: &RequestContext) -> OffsetRule {
+    /// The probe runs as `probe_as`, the request's (first) VictoriaLogs
+    /// tenant: it needs one entry. Without one, the current releases' rule.
+    pub async fn offset_rule(&self, probe_as: Option<VlTenant>) -> OffsetRule {
         if let Some(rule) = self.dialect.offset_rule() {
             return rule;
         }
@@ -228,7 +228,7 @@ impl Backend {
         if let Some(rule) = self.dialect.offset_rule() {
             return rule;
         }
-        let Some(tenant) = ctx.tenant().members().first().map(|m| m.vl) else {
+        let Some(tenant) = probe_as else {
             return OffsetRule::CURRENT;
         };
         match self

@@ -4,13 +4,12 @@
 //! proxy runs unchanged in containers, or in a YAML file ([`file`]) given
 //! with `--config-file`. Precedence: flag > variable > file > default.
 
-mod backend_url;
 pub mod discovery;
 pub mod file;
 mod settings;
 pub mod tls;
 
-pub use backend_url::BackendUrl;
+pub use crate::backend::url::BackendUrl;
 pub use settings::Settings;
 
 use std::net::SocketAddr;
@@ -151,6 +150,15 @@ pub enum LogFormat {
     Text,
     /// One JSON object per line, for log shippers.
     Json,
+}
+
+impl From<crate::backend::url::BackendUrlError> for ConfigError {
+    fn from(e: crate::backend::url::BackendUrlError) -> Self {
+        Self::Backend {
+            url: e.url,
+            reason: e.reason,
+        }
+    }
 }
 
 /// Why the configuration cannot be used.
@@ -368,7 +376,7 @@ impl Config {
 /// hyper never sends URL credentials itself, so lokivl sends them as the
 /// basic-auth header (and masks them wherever the URL is shown).
 fn url_basic_auth(url: &str) -> Option<String> {
-    let (user, pass) = backend_url::userinfo(url)?;
+    let (user, pass) = crate::backend::url::userinfo(url)?;
     Some(format!(
         "Basic {}",
         base64(format!("{user}:{pass}").as_bytes())

@@ -15,6 +15,7 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use cache::CredentialFingerprint;
+use http::{HeaderMap, HeaderValue, header};
 use logsql_ast::Discovery;
 
 use crate::params::QueryLimits;
@@ -220,8 +221,8 @@ pub async fn layer(
         .get::<Tenant>()
         .cloned()
         .unwrap_or_else(|| Tenant::from_headers(req.headers()));
-    let credentials = crate::response_cache::credentials(req.headers());
-    let categorize = crate::handler::query::wants_categorized(req.headers());
+    let credentials = credentials(req.headers());
+    let categorize = wants_categorized(req.headers());
     let deadline = req
         .extensions()
         .get::<Deadline>()
@@ -231,6 +232,27 @@ pub async fn layer(
         RequestContext::new(tenant, credentials, &settings).with_request(categorize, deadline);
     req.extensions_mut().insert(ctx);
     next.run(req).await
+}
+
+/// A keyed hash of the credentials a request forwards upstream.
+pub fn credentials(headers: &HeaderMap) -> CredentialFingerprint {
+    let parts = [header::AUTHORIZATION, header::COOKIE]
+        .into_iter()
+        .flat_map(|name| headers.get_all(name).iter().map(HeaderValue::as_bytes));
+    CredentialFingerprint::of(parts)
+}
+
+/// Loki's response-encoding flags header.
+pub(crate) const ENCODING_FLAGS: &str = "x-loki-response-encoding-flags";
+
+/// `X-Loki-Response-Encoding-Flags`: the first header value (Go's
+/// `Header.Get`), split at `,`, one flag exactly `categorize-labels`. The
+/// response cache keys by that same first value.
+pub(crate) fn wants_categorized(headers: &HeaderMap) -> bool {
+    headers
+        .get(ENCODING_FLAGS)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().split(',').any(|flag| flag == "categorize-labels"))
 }
 
 #[cfg(test)]

@@ -11,9 +11,12 @@ use http::{HeaderValue, StatusCode, header};
 
 use std::sync::Arc;
 
-use crate::backend::BackendError;
+pub mod backend;
+
+use self::backend::BackendError;
+use crate::params::error::ParamError;
 use engine::metric::EngineError;
-use crate::params::ParamError;
+use engine::work::Stopped;
 
 /// Where an error came from, for metrics and logs (pingora's `esource`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +130,13 @@ impl From<engine::Error> for ApiError {
     }
 }
 
+/// Work stopped at the request's deadline: Loki's `query_timeout` answer.
+impl From<Stopped> for ApiError {
+    fn from(s: Stopped) -> Self {
+        Self::QueryTimeout(s.0)
+    }
+}
+
 impl From<serde_json::Error> for ApiError {
     fn from(e: serde_json::Error) -> Self {
         Self::Json(Arc::new(e))
@@ -210,10 +220,7 @@ fn engine_status(e: &EngineError) -> (StatusCode, Source) {
 fn query_size(declared: Option<u64>, limit: usize) -> String {
     match declared {
         Some(n) => go::humanize::ibytes(n),
-        None => format!(
-            "more than {}",
-            go::humanize::ibytes(limit as u64)
-        ),
+        None => format!("more than {}", go::humanize::ibytes(limit as u64)),
     }
 }
 

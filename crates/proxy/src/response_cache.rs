@@ -26,14 +26,14 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use cache::{Cache, CacheKey, CredentialFingerprint, Encoding, Fetched, Outcome};
+use cache::{Cache, CacheKey, Encoding, Fetched};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
 
-use crate::telemetry::Metrics;
 use crate::params::Form;
 use crate::params::timestamp::now_ns;
 use crate::route::{self, CachePolicy, Handler, Route};
+use crate::telemetry::Metrics;
 use crate::tenant::Tenant;
 use crate::window::WindowContext;
 
@@ -178,7 +178,7 @@ impl ResponseCache {
         WindowContext {
             settings: self.settings.windows,
             cache: (self.settings.max_bytes > 0).then(|| self.cache.clone()),
-            cache_settings: self.settings,
+            lifetimes: self.settings.lifetimes(),
             metrics: self.metrics.clone(),
         }
     }
@@ -213,14 +213,6 @@ fn metadata_request(form: &Form, now: i64) -> Option<(String, i64)> {
     Some((ser.finish(), b.end))
 }
 
-/// A keyed hash of the credentials a request forwards upstream.
-pub fn credentials(headers: &HeaderMap) -> CredentialFingerprint {
-    let parts = [header::AUTHORIZATION, header::COOKIE]
-        .into_iter()
-        .flat_map(|name| headers.get_all(name).iter().map(HeaderValue::as_bytes));
-    CredentialFingerprint::of(parts)
-}
-
 /// The full key: tenant, response-shape flags, credentials, route and
 /// request text (the parameters, then the query tags).
 fn key_of(tenant: String, headers: &HeaderMap, path: &str, params: &str) -> CacheKey {
@@ -228,7 +220,7 @@ fn key_of(tenant: String, headers: &HeaderMap, path: &str, params: &str) -> Cach
         tenant,
         Encoding::Identity,
         key::shape_flags(headers),
-        credentials(headers),
+        crate::context::credentials(headers),
         path,
         key::join_tags(params, headers),
     )
@@ -382,7 +374,7 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
     match result {
         Ok(lookup) => {
             rc.metrics
-                .observe_cache(endpoint, outcome_name(lookup.outcome));
+                .observe_cache(endpoint, crate::telemetry::cache_outcome(lookup.outcome));
             json_answer(lookup.body)
         }
         Err(cache::Error::Fetch(e)) => {
@@ -397,15 +389,6 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
             )
                 .into_response()
         }
-    }
-}
-
-/// The `outcome` label of `lokivl_cache_requests_total` for a cache lookup.
-pub(crate) fn outcome_name(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Hit => "hit",
-        Outcome::Miss => "miss",
-        Outcome::Coalesced => "coalesced",
     }
 }
 

@@ -256,6 +256,15 @@ impl Metrics {
     }
 }
 
+/// The `outcome` label of `lokivl_cache_requests_total` for a cache lookup.
+pub fn cache_outcome(o: cache::Outcome) -> &'static str {
+    match o {
+        cache::Outcome::Hit => "hit",
+        cache::Outcome::Miss => "miss",
+        cache::Outcome::Coalesced => "coalesced",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,12 +11,6 @@ pub mod cpu;
 
 pub use engine::work::{Budgets, Deadline, RowBudget, Stop, Stopped, WorkLimits, budget, stop};
 
-impl From<Stopped> for crate::error::ApiError {
-    fn from(s: Stopped) -> Self {
-        Self::QueryTimeout(s.0)
-    }
-}
-
 /// What bounds the work of one request: its row budgets (one per request,
 /// shared by its windows and range aggregations) and its deadline.
 #[derive(Debug, Clone)]

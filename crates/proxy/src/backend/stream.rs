@@ -93,7 +93,7 @@ impl StreamOpen<'_> {
 mod tests {
     use super::*;
     use crate::backend::BackendOptions;
-    use crate::config::BackendUrl;
+    use crate::backend::url::BackendUrl;
     use crate::telemetry::Metrics;
 
     fn backend(concurrency: usize, queue: usize, failures: u32) -> Backend {

@@ -36,7 +36,9 @@ pub(super) async fn fetch(
     decode: impl Fn(&mut BytesMut, i64) -> Result<Vec<BucketSeries>, EngineError>,
 ) -> Result<Vec<BucketSeries>, ApiError> {
     let backend = &state.backend;
-    let mut rule = backend.offset_rule(ctx).await;
+    let mut rule = backend
+        .offset_rule(ctx.tenant().members().first().map(|m| m.vl))
+        .await;
     for retry in [false, true] {
         let offset = rule.offset_for(b.start_ns, b.bucket_ns);
         let mut body = post(state, ctx, &query(offset), b.vl_start, b.vl_end).await?;

@@ -188,7 +188,15 @@ pub async fn detected_fields(
     let p = field_params(&form, &ctx)?;
     let work = Work::new(&state.work, ctx.deadline());
     let bounds = (p.start, p.end);
-    let fetched = logs::fetch(&state, &ctx, &p.log, bounds, p.line_limit as usize, &work).await?;
+    let fetched = logs::fetch(
+        &state.backend,
+        &ctx,
+        &p.log,
+        bounds,
+        p.line_limit as usize,
+        &work,
+    )
+    .await?;
     let limit = p.limit as usize;
     let levels = ctx.discovery().log_levels;
     // Every line is parsed again: off the async workers.
@@ -235,7 +243,15 @@ pub async fn detected_field_values(
     let p = field_params(&form, &ctx)?;
     let work = Work::new(&state.work, ctx.deadline());
     let bounds = (p.start, p.end);
-    let fetched = logs::fetch(&state, &ctx, &p.log, bounds, p.line_limit as usize, &work).await?;
+    let fetched = logs::fetch(
+        &state.backend,
+        &ctx,
+        &p.log,
+        bounds,
+        p.line_limit as usize,
+        &work,
+    )
+    .await?;
     let limit = p.limit as usize;
     let levels = ctx.discovery().log_levels;
     let values = cpu::run(work.deadline, fetched_bytes(&fetched), move |_| {

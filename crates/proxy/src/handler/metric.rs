@@ -93,7 +93,7 @@ pub async fn range(
     domain::check(&grid, window, &plan::collect(expr))?;
     let split = cached.and_then(|ctx| {
         let closed_before = crate::params::timestamp::now_ns()
-            .saturating_sub(i64::try_from(ctx.cache_settings.freshness.as_nanos()).unwrap_or(0))
+            .saturating_sub(i64::try_from(ctx.lifetimes.freshness.as_nanos()).unwrap_or(0))
             .saturating_sub(lookahead(expr));
         crate::window::metric_split::metric_windows(grid, ctx.settings.interval_ns(), closed_before)
             .map(|w| (ctx, w))

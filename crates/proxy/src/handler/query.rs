@@ -3,25 +3,24 @@
 use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use logql_parser::{Expr, LogExpr};
 use logsql_ast::LogPlan;
 
 use super::{AppState, json_response};
 use crate::backend::{Backend, Request, Take};
 use crate::context::RequestContext;
-use engine::answer::LogAnswer;
-use engine::answer::encode::write_streams;
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
 use crate::query::log::LogRange;
 use crate::window::{Window, WindowBody, WindowContext, WindowQuery};
 use crate::work::{RowBudget, Work, cpu};
+use engine::answer::LogAnswer;
+use engine::answer::encode::write_streams;
 use engine::direction::Direction;
 use engine::encode::streams::{StreamsOptions, decode_streams};
 
 /// The header Grafana sends to ask for structured metadata and parsed labels apart.
-const ENCODING_FLAGS: &str = "x-loki-response-encoding-flags";
 /// Loki's text for a log query sent to the instant endpoint.
 pub const INSTANT_LOG_QUERY: &str = "log queries are not supported as an instant query type, please change your query to a range query type";
 
@@ -72,16 +71,6 @@ pub async fn query(
 }
 
 /// Whether the client asked for categorized labels, read as Loki reads
-/// `X-Loki-Response-Encoding-Flags`: the first header value (Go's
-/// `Header.Get`), split at `,`, one flag exactly `categorize-labels`. The
-/// response cache keys by that same first value.
-pub(crate) fn wants_categorized(headers: &HeaderMap) -> bool {
-    headers
-        .get(ENCODING_FLAGS)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim().split(',').any(|flag| flag == "categorize-labels"))
-}
-
 async fn log_range(
     state: &AppState,
     ctx: &RequestContext,
@@ -243,7 +232,8 @@ fn decode(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::context::{ENCODING_FLAGS, wants_categorized};
+    use http::HeaderMap;
     use http::HeaderValue;
 
     #[test]

@@ -8,13 +8,12 @@
 
 use logql_parser::LogExpr;
 
-use crate::backend::{Request, Take};
+use crate::backend::{Backend, Request, Take};
 use crate::context::RequestContext;
-use engine::answer::{Category, LogAnswer};
 use crate::error::ApiError;
-use crate::handler::AppState;
 use crate::query::log::LogRange;
 use crate::work::{Work, cpu};
+use engine::answer::{Category, LogAnswer};
 use engine::direction::Direction;
 pub use engine::drilldown::{Entry, Stream};
 use engine::encode::streams::{StreamsOptions, decode_streams};
@@ -47,7 +46,7 @@ impl Fetched {
 /// # Errors
 /// Invalid pipelines (400), backend failures, malformed answers (502).
 pub async fn fetch(
-    state: &AppState,
+    backend: &Backend,
     ctx: &RequestContext,
     log: &LogExpr,
     (start, end): (i64, i64),
@@ -69,7 +68,7 @@ pub async fn fetch(
             categorize: true,
         };
         crate::query::log::log_range_bounded(
-            &state.backend,
+            backend,
             ctx,
             &plan,
             q,
@@ -80,7 +79,7 @@ pub async fn fetch(
         .answer
     } else {
         let req = Request::query(plan.query.clone(), start, end - 1).take(Take::Newest(limit));
-        let mut raw = state.backend.send(ctx, &req).await?;
+        let mut raw = backend.send(ctx, &req).await?;
         let opts = StreamsOptions {
             direction: Direction::Backward,
             limit,

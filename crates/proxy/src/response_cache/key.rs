@@ -95,7 +95,7 @@ pub(super) fn join_tags(params: &str, headers: &HeaderMap) -> String {
 /// The response-shape flags part of a key: the first
 /// `X-Loki-Response-Encoding-Flags` value, trimmed, as Loki reads it
 /// (`Header.Get`) and as the handler reads it
-/// ([`crate::handler::query::wants_categorized`]). Loki echoes every flag
+/// ([`crate::context::wants_categorized`]). Loki echoes every flag
 /// of that value in `encodingFlags`, so the whole value is keyed.
 pub(super) fn shape_flags(headers: &HeaderMap) -> String {
     headers

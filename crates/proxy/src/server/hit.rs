@@ -31,9 +31,9 @@ use tower::{Service, ServiceExt};
 use super::headers;
 use super::observe::Access;
 use super::protect::{self, Guard};
-use crate::telemetry::Metrics;
 use crate::response_cache::ResponseCache;
 use crate::route::Route;
+use crate::telemetry::Metrics;
 use crate::tenant::{ORG_ID_HEADER, Resolver, Tenant};
 
 /// What a hit needs: the cache and the state of the layers it stands in for.

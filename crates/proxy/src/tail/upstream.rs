@@ -18,8 +18,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+use crate::backend::url::BackendUrl;
 use crate::backend::{BackendError, BackendOptions};
-use crate::config::BackendUrl;
 use crate::context::RequestContext;
 
 /// Time allowed to connect and get the response head.

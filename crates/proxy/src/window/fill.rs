@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use cache::{CacheKey, Fetched};
 
-use super::WindowContext;
+use super::run::WindowContext;
 use crate::error::ApiError;
 
 /// Never shared between tasks as a value: a window error, cloned for every
@@ -77,10 +77,8 @@ where
     let result = cache.get_or_fetch_cancellable(key, make).await;
     match result {
         Ok(lookup) => {
-            ctx.metrics.observe_cache(
-                endpoint,
-                crate::response_cache::outcome_name(lookup.outcome),
-            );
+            ctx.metrics
+                .observe_cache(endpoint, crate::telemetry::cache_outcome(lookup.outcome));
             Ok(lookup.body)
         }
         Err(cache::Error::Fetch(e)) => {

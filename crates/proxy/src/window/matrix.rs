@@ -96,9 +96,9 @@ where
     let task = async move {
         let key = window_key(&q, w.grid);
         let ttl = if w.closed {
-            ctx.cache_settings.ttl
+            ctx.lifetimes.ttl
         } else {
-            ctx.cache_settings.live_ttl
+            ctx.lifetimes.live_ttl
         };
         let fill = || {
             // The window's evaluation gets the request's context by value.

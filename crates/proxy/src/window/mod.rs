@@ -15,9 +15,9 @@
 
 pub mod bucket;
 pub mod fill;
+pub mod matrix;
 pub mod matrix_codec;
 pub mod merge;
-pub mod matrix;
 pub mod metric_split;
 pub mod run;
 pub mod split;

@@ -14,11 +14,10 @@ use super::fill;
 use super::merge::merge;
 use super::split::Window;
 use super::task::WindowTask;
-use engine::answer::LogAnswer;
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::telemetry::Metrics;
-use crate::response_cache::CacheSettings;
+use engine::answer::LogAnswer;
 use engine::direction::Direction;
 
 /// The cache label of window entries in `lokivl_cache_requests_total`.
@@ -36,7 +35,7 @@ pub struct WindowContext {
     /// The byte cache shared with whole answers.
     pub cache: Option<Cache>,
     /// TTLs and the freshness margin.
-    pub cache_settings: CacheSettings,
+    pub lifetimes: cache::Lifetimes,
     /// Where cache outcomes are counted.
     pub metrics: Metrics,
 }
@@ -159,8 +158,7 @@ where
     let key = window_key(q, w);
     // A window is an answer like any other: the one TTL rule, on its end.
     let ttl = ctx
-        .cache_settings
-        .lifetimes()
+        .lifetimes
         .ttl_after(w.end, crate::params::timestamp::now_ns());
     if ctx.cache.is_none() {
         // Nothing to store: the typed answer goes straight to the merge.

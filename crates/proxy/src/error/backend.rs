@@ -1,8 +1,9 @@
 //! Why a VictoriaLogs call failed.
 //!
-//! A leaf module (it imports nothing of lokivl) so that `crate::error` can
-//! keep a [`BackendError`] as the source of an answer without depending on
-//! the client.
+//! It lives with the errors, not with the client, and imports nothing of
+//! lokivl: `crate::error` keeps a [`BackendError`] as the source of an
+//! answer without depending on the client, and the client (a layer above)
+//! re-exports it.
 
 use std::time::Duration;
 

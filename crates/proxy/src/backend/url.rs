@@ -7,7 +7,16 @@
 
 use http::Uri;
 
-use super::ConfigError;
+/// A backend URL lokivl cannot use; [`crate::config::ConfigError::Backend`]
+/// at startup. Its text holds the URL with the password masked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid backend URL {url:?}: {reason}")]
+pub struct BackendUrlError {
+    /// The URL as given, password masked.
+    pub url: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
 
 /// The parts of the VictoriaLogs URL the client needs to build request URIs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,10 +34,10 @@ impl BackendUrl {
     /// are dropped (read them with [`userinfo`]).
     ///
     /// # Errors
-    /// [`ConfigError::Backend`] for other schemes, a missing host, or a query
+    /// [`BackendUrlError`] for other schemes, a missing host, or a query
     /// string; its text holds the URL with the password masked.
-    pub fn parse(url: &str) -> Result<Self, ConfigError> {
-        let bad = |reason: &str| ConfigError::Backend {
+    pub fn parse(url: &str) -> Result<Self, BackendUrlError> {
+        let bad = |reason: &str| BackendUrlError {
             url: redact(url),
             reason: reason.to_owned(),
         };
@@ -78,7 +87,7 @@ fn userinfo_span(url: &str) -> Option<(usize, usize)> {
 
 /// `url` with its password replaced by `xxxxx` (as Go's `url.Redacted`),
 /// for any text that shows the URL; URLs without a password are unchanged.
-pub(super) fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     let Some((from, to)) = userinfo_span(url) else {
         return url.to_owned();
     };
@@ -90,7 +99,7 @@ pub(super) fn redact(url: &str) -> String {
 
 /// The percent-decoded `(user, password)` written into `url`, if any (an
 /// absent password is empty, as curl reads `user@host`).
-pub(super) fn userinfo(url: &str) -> Option<(String, String)> {
+pub(crate) fn userinfo(url: &str) -> Option<(String, String)> {
     let (from, to) = userinfo_span(url)?;
     let (user, pass) = url[from..to]
         .split_once(':')
