@@ -194,7 +194,7 @@ fn json(c: &mut Criterion) {
         g.bench_function(name, |b| {
             b.iter(|| {
                 let mut out = Vec::with_capacity(1 << 16);
-                engine::encode::metric::write_matrix(&mut out, black_box(&m), &grid, &summary);
+                engine::answer::encode::metric::write_matrix(&mut out, black_box(&m), &grid, &summary);
                 out.len()
             })
         });

@@ -31,7 +31,7 @@ use crate::error::ApiError;
 use crate::window::WindowContext;
 use crate::window::matrix::MetricWindowQuery;
 use crate::work::{RowBudget, Work, cpu};
-use engine::encode::metric as json;
+use engine::answer::encode::metric as json;
 use engine::encode::stats::Summary;
 use engine::labels::sanitize_label_name;
 use engine::metric::discovered::{self, Derived};

@@ -21,7 +21,7 @@ use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
 use engine::discovery::{DETECTED_LEVEL, LEVEL_FIELDS, UNKNOWN_LEVEL, normalize_level};
 use engine::drilldown::streams::{Selection, derive_labels, select};
-use engine::encode::metric::write_time;
+use engine::answer::encode::metric::write_time;
 use engine::encode::stats::{Summary, write_stats_field};
 use engine::labels::write_label_string;
 use engine::ndjson::stats_rows::for_each_row;
