@@ -9,6 +9,11 @@
 //! another stage wrote. [`encode`] is the only writer of Loki's `streams`
 //! answer and of tail frames.
 //!
+//! Metric queries and the volume answers build a [`MetricAnswer`]: the
+//! metric engine's typed series plus the shape, step times and `stats`.
+//! [`encode::metric`] is the only writer of Loki's `matrix`, `vector` and
+//! `scalar` answers.
+//!
 //! ```
 //! use proxy::answer::{LogAnswer, encode};
 //!
@@ -24,6 +29,8 @@
 pub mod codec;
 pub mod encode;
 pub mod log;
+pub mod metric;
 pub mod tail;
 
 pub use log::{Category, EntryRef, LogAnswer, LogStats, StreamRef};
+pub use metric::{MetricAnswer, MetricResult, Steps};
