@@ -15,7 +15,7 @@
 //! `scalar` answers.
 //!
 //! ```
-//! use proxy::answer::{LogAnswer, encode};
+//! use engine::answer::{LogAnswer, encode};
 //!
 //! let mut a = LogAnswer::new(false);
 //! a.begin_stream();

@@ -5,6 +5,23 @@
 //! Loki gives it (`matrix`, `vector` or `scalar`), the times of its steps,
 //! the escaping of its label strings and the `stats` summary. The one
 //! writer of all three shapes is [`super::encode::metric::write_metric`].
+//!
+//! ```
+//! use engine::answer::{MetricAnswer, MetricResult, encode::metric::write_metric};
+//! use engine::encode::stats::Summary;
+//! use engine::metric::{Grid, Point, Series};
+//!
+//! let s = 1_000_000_000;
+//! let series = Series {
+//!     labels: vec![("app".into(), "api".into())],
+//!     points: vec![Point { step: 0, v: 0.5 }, Point { step: 1, v: 2.0 }],
+//! };
+//! let grid = Grid::range(60 * s, 120 * s, 60 * s);
+//! let answer = MetricAnswer::query(MetricResult::Matrix(vec![series]), grid, Summary::default());
+//! let mut out = Vec::new();
+//! write_metric(&answer, &mut out);
+//! assert!(out.starts_with(br#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"app":"api"},"values":[[60,"0.5"],[120,"2"]]}],"stats":"#));
+//! ```
 
 use crate::encode::json::Escape;
 use crate::encode::stats::Summary;
