@@ -29,6 +29,7 @@
 pub mod codec;
 pub mod encode;
 pub mod log;
+pub mod matrix_codec;
 pub mod metric;
 pub mod tail;
 

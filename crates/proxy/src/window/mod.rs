@@ -15,7 +15,6 @@
 
 pub mod bucket;
 pub mod fill;
-pub mod matrix_codec;
 pub mod merge;
 pub mod matrix;
 pub mod metric_split;
