@@ -191,10 +191,15 @@ fn json(c: &mut Criterion) {
                 s
             })
             .collect();
+        let answer = engine::answer::MetricAnswer::query(
+            engine::answer::MetricResult::Matrix(m),
+            grid,
+            summary,
+        );
         g.bench_function(name, |b| {
             b.iter(|| {
                 let mut out = Vec::with_capacity(1 << 16);
-                engine::encode::metric::write_matrix(&mut out, black_box(&m), &grid, &summary);
+                engine::answer::encode::metric::write_metric(black_box(&answer), &mut out);
                 out.len()
             })
         });

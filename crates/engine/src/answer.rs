@@ -9,8 +9,13 @@
 //! another stage wrote. [`encode`] is the only writer of Loki's `streams`
 //! answer and of tail frames.
 //!
+//! Metric queries and the volume answers build a [`MetricAnswer`]: the
+//! metric engine's typed series plus the shape, step times and `stats`.
+//! [`encode::metric`] is the only writer of Loki's `matrix`, `vector` and
+//! `scalar` answers.
+//!
 //! ```
-//! use proxy::answer::{LogAnswer, encode};
+//! use engine::answer::{LogAnswer, encode};
 //!
 //! let mut a = LogAnswer::new(false);
 //! a.begin_stream();
@@ -24,6 +29,9 @@
 pub mod codec;
 pub mod encode;
 pub mod log;
+pub mod matrix_codec;
+pub mod metric;
 pub mod tail;
 
 pub use log::{Category, EntryRef, LogAnswer, LogStats, StreamRef};
+pub use metric::{MetricAnswer, MetricResult, Steps};

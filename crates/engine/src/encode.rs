@@ -5,7 +5,6 @@
 //! from VictoriaLogs NDJSON.
 
 pub mod json;
-pub mod metric;
 pub mod pipeline;
 pub mod stats;
 pub mod streams;

@@ -7,6 +7,8 @@
 //! `[ts, line]`, with it `[ts, line, {"structuredMetadata":{…},"parsed":{…}}]`
 //! with empty maps left out.
 
+pub mod metric;
+
 use std::time::Instant;
 
 use super::log::{Category, LogAnswer};

@@ -31,7 +31,8 @@ use crate::error::ApiError;
 use crate::window::WindowContext;
 use crate::window::matrix::MetricWindowQuery;
 use crate::work::{RowBudget, Work, cpu};
-use engine::encode::metric as json;
+use engine::answer::encode::metric::write_metric;
+use engine::answer::{MetricAnswer, MetricResult};
 use engine::encode::stats::Summary;
 use engine::labels::sanitize_label_name;
 use engine::metric::discovered::{self, Derived};
@@ -120,9 +121,9 @@ pub async fn range(
         let mut m = m;
         check_series(&m, max_series)?;
         eval::sort(&mut m, Order::Labels);
-        let summary = summary(began);
         let mut out = Vec::with_capacity(256 + m.len() * 64);
-        json::write_matrix(&mut out, &m, &grid, &summary);
+        let answer = MetricAnswer::query(MetricResult::Matrix(m), grid, summary(began));
+        write_metric(&answer, &mut out);
         Ok::<_, ApiError>(out)
     })
     .await?;
@@ -176,15 +177,16 @@ pub async fn instant(
     domain::check(&grid, 0, &plan::collect(expr))?;
     let value = run(state, ctx, expr, &grid, work).await?;
     let summary = summary(began);
-    let mut out = Vec::with_capacity(256);
-    match value {
-        Value::Scalar(v) => json::write_scalar(&mut out, time, v, &summary),
+    let result = match value {
+        Value::Scalar(v) => MetricResult::Scalar(v),
         Value::Vector(mut m) => {
             check_series(&m, ctx.limits().max_query_series)?;
             eval::sort(&mut m, eval::order_of(expr));
-            json::write_vector(&mut out, &m, &grid, &summary);
+            MetricResult::Vector(m)
         }
-    }
+    };
+    let mut out = Vec::with_capacity(256);
+    write_metric(&MetricAnswer::query(result, grid, summary), &mut out);
     Ok(json_response(out))
 }
 

@@ -19,11 +19,15 @@ use crate::backend::Request;
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::params::{self, Form, timestamp::now_ns};
+use engine::answer::encode::metric::write_metric;
+use engine::answer::{MetricAnswer, MetricResult, Steps};
 use engine::discovery::{DETECTED_LEVEL, LEVEL_FIELDS, UNKNOWN_LEVEL, normalize_level};
 use engine::drilldown::streams::{Selection, derive_labels, select};
-use engine::encode::metric::write_time;
-use engine::encode::stats::{Summary, write_stats_field};
+use engine::encode::json::Escape;
+use engine::encode::stats::Summary;
 use engine::labels::write_label_string;
+use engine::metric::series::sorted;
+use engine::metric::{Matrix, Point, Series};
 use engine::ndjson::stats_rows::for_each_row;
 
 /// Loki's default volume `limit`.
@@ -320,56 +324,59 @@ pub async fn volume_range(
 
 /// Writes the frontend's Prometheus answer: `vector` unless a series has several points.
 fn write(series: &[(String, Vec<(i64, u64)>)], by_series: bool) -> Vec<u8> {
-    let matrix = series.iter().any(|(_, pts)| pts.len() > 1);
     let mut out = Vec::with_capacity(256 + series.len() * 96);
-    out.extend_from_slice(br#"{"status":"success","data":{"resultType":""#);
-    out.extend_from_slice(if matrix { b"matrix" } else { b"vector" });
-    out.extend_from_slice(br#"","result":["#);
-    for (i, (name, pts)) in series.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(br#"{"metric":"#);
-        let metric: BTreeMap<String, String> = if by_series {
-            engine::labels::parse_stream(name)
-                .map(|l| {
-                    l.into_iter()
-                        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                        .collect()
-                })
-                .unwrap_or_default()
-        } else {
-            BTreeMap::from([(name.clone(), String::new())])
-        };
-        let _ = serde_json::to_writer(&mut out, &metric);
-        let sample = |out: &mut Vec<u8>, (ts, v): &(i64, u64)| {
-            out.push(b'[');
-            write_time(out, *ts);
-            out.extend_from_slice(b",\"");
-            out.extend_from_slice(itoa::Buffer::new().format(*v).as_bytes());
-            out.extend_from_slice(b"\"]");
-        };
-        if matrix {
-            out.extend_from_slice(br#","values":["#);
-            for (j, p) in pts.iter().enumerate() {
-                if j > 0 {
-                    out.push(b',');
-                }
-                sample(&mut out, p);
-            }
-            out.push(b']');
-        } else {
-            out.extend_from_slice(br#","value":"#);
-            if let Some(p) = pts.first() {
-                sample(&mut out, p);
-            }
-        }
-        out.push(b'}');
-    }
-    out.extend_from_slice(b"],");
-    write_stats_field(&mut out, &Summary::default());
-    out.extend_from_slice(b"}}");
+    write_metric(&answer(series, by_series), &mut out);
     out
+}
+
+/// The answer of `series` (names with their `(time, bytes)` points):
+/// labels as the frontend gives them, parsed from a series name or the
+/// label name itself with an empty value, sorted by name.
+fn answer(series: &[(String, Vec<(i64, u64)>)], by_series: bool) -> MetricAnswer {
+    let matrix = series.iter().any(|(_, pts)| pts.len() > 1);
+    let mut times: Vec<i64> = series
+        .iter()
+        .flat_map(|(_, pts)| pts.iter().map(|(ts, _)| *ts))
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    let m: Matrix = series
+        .iter()
+        .map(|(name, pts)| Series {
+            labels: if by_series {
+                engine::labels::parse_stream(name)
+                    .map(|l| {
+                        sorted(
+                            l.into_iter()
+                                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                                .collect(),
+                        )
+                    })
+                    .unwrap_or_default()
+            } else {
+                vec![(name.clone(), String::new())]
+            },
+            points: pts
+                .iter()
+                .map(|(ts, v)| Point {
+                    step: u32::try_from(times.binary_search(ts).unwrap_or(0)).unwrap_or(0),
+                    // Exact up to 2^53 bytes, where it prints as the integer.
+                    v: *v as f64,
+                })
+                .collect(),
+        })
+        .collect();
+    MetricAnswer {
+        result: if matrix {
+            MetricResult::Matrix(m)
+        } else {
+            MetricResult::Vector(m)
+        },
+        steps: Steps::Times(times),
+        // As when the labels were written through `serde_json`.
+        escape: Escape::Plain,
+        stats: Summary::default(),
+    }
 }
 
 #[cfg(test)]
@@ -470,5 +477,36 @@ mod tests {
         assert_eq!(v["data"]["result"][0]["metric"]["app"], "a");
         assert_eq!(v["data"]["result"][0]["value"][1], "42");
         assert_eq!(v["data"]["result"][0]["value"][0], 1_700_000_000.0);
+    }
+
+    #[test]
+    fn writes_the_frontends_bytes() {
+        let text = |series: &[(String, Vec<(i64, u64)>)], by_series: bool| {
+            String::from_utf8(write(series, by_series)).unwrap_or_default()
+        };
+        let stats = r#""stats":{"summary":{"#;
+        let got = text(
+            &[
+                (
+                    r#"{b="x\ty", app="<a>"}"#.to_owned(),
+                    vec![(1_500_000_000, 10), (2_000_000_000, 3)],
+                ),
+                (r#"{app="z"}"#.to_owned(), vec![(2_000_000_000, 1)]),
+            ],
+            true,
+        );
+        assert!(
+            got.starts_with(&format!(
+                r#"{{"status":"success","data":{{"resultType":"matrix","result":[{{"metric":{{"app":"<a>","b":"x\ty"}},"values":[[1.5,"10"],[2,"3"]]}},{{"metric":{{"app":"z"}},"values":[[2,"1"]]}}],{stats}"#
+            )),
+            "{got}"
+        );
+        let got = text(&[("l<&>".to_owned(), vec![(1_000_000_001, 5)])], false);
+        assert!(
+            got.starts_with(&format!(
+                r#"{{"status":"success","data":{{"resultType":"vector","result":[{{"metric":{{"l<&>":""}},"value":[1,"5"]}}],{stats}"#
+            )),
+            "{got}"
+        );
     }
 }

@@ -16,7 +16,7 @@ use cache::{CacheKey, Encoding};
 
 use super::WindowContext;
 use super::fill;
-use super::matrix_codec;
+use engine::answer::matrix_codec;
 use super::metric_split::MetricWindow;
 use super::task::WindowTask;
 use crate::context::RequestContext;

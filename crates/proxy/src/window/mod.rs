@@ -16,7 +16,6 @@
 pub mod bucket;
 pub mod fill;
 pub mod matrix;
-pub mod matrix_codec;
 pub mod merge;
 pub mod metric_split;
 pub mod run;

@@ -1,13 +1,15 @@
-//! Loki's JSON for `matrix`, `vector` and `scalar` answers.
+//! The one writer of Loki's `matrix`, `vector` and `scalar` answers, from a
+//! [`MetricAnswer`]: metric queries and the volume answers.
 //!
 //! Written by hand into a `Vec<u8>`: the shapes are small and fixed, and the
 //! number formats (times as seconds with millisecond precision, values as Go
 //! `strconv.FormatFloat(v, 'f', -1, 64)` strings) are easier to get exactly
 //! right without a serializer in between.
 
-use crate::encode::json::write_str;
-use crate::encode::stats::{Summary, write_stats_field};
-use crate::metric::grid::Grid;
+use super::write_object;
+use crate::answer::metric::{MetricAnswer, MetricResult, Steps};
+use crate::encode::json::Escape;
+use crate::encode::stats::write_stats_field;
 use crate::metric::series::{Labels, Series};
 
 /// Formats a sample value as Prometheus does (Go `strconv.FormatFloat(v, 'f', -1, 64)`).
@@ -141,57 +143,66 @@ fn write_sample(out: &mut Vec<u8>, ns: i64, v: f64) {
     out.extend_from_slice(b"\"]");
 }
 
-fn write_labels(out: &mut Vec<u8>, labels: &Labels) {
-    out.push(b'{');
-    for (i, (n, v)) in labels.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_str(out, n);
-        out.push(b':');
-        write_str(out, v);
-    }
-    out.push(b'}');
+fn write_labels(out: &mut Vec<u8>, labels: &Labels, e: Escape) {
+    write_object(out, labels.iter().map(|(n, v)| (n.as_str(), v.as_str())), e);
 }
 
-fn open(out: &mut Vec<u8>, result_type: &str) {
+/// Writes the whole body of `answer`: `matrix`, `vector` or `scalar` by its
+/// result, series in the order given (already in answer order).
+pub fn write_metric(answer: &MetricAnswer, out: &mut Vec<u8>) {
+    let e = answer.escape;
     out.extend_from_slice(br#"{"status":"success","data":{"resultType":""#);
-    out.extend_from_slice(result_type.as_bytes());
+    out.extend_from_slice(match answer.result {
+        MetricResult::Matrix(_) => b"matrix",
+        MetricResult::Vector(_) => b"vector",
+        MetricResult::Scalar(_) => b"scalar",
+    });
     out.extend_from_slice(br#"","result":"#);
-}
-
-fn close(out: &mut Vec<u8>, summary: &Summary) {
+    // One monomorphized loop per kind of steps: no branch per sample.
+    match &answer.steps {
+        Steps::Grid(g) => write_result(out, &answer.result, |i| g.time(i), e),
+        Steps::Times(t) => write_result(
+            out,
+            &answer.result,
+            |i| t.get(i as usize).copied().unwrap_or(0),
+            e,
+        ),
+    }
     out.push(b',');
-    write_stats_field(out, summary);
+    write_stats_field(out, &answer.stats);
     out.extend_from_slice(b"}}");
 }
 
-/// Writes a `matrix` answer; series must already be in answer order.
-pub fn write_matrix(out: &mut Vec<u8>, m: &[Series], grid: &Grid, summary: &Summary) {
-    open(out, "matrix");
+fn write_result(out: &mut Vec<u8>, result: &MetricResult, time: impl Fn(u32) -> i64, e: Escape) {
+    match result {
+        MetricResult::Matrix(m) => write_matrix(out, m, time, e),
+        MetricResult::Vector(m) => write_vector(out, m, time, e),
+        MetricResult::Scalar(v) => write_sample(out, time(0), *v),
+    }
+}
+
+fn write_matrix(out: &mut Vec<u8>, m: &[Series], time: impl Fn(u32) -> i64, e: Escape) {
     out.push(b'[');
     for (i, s) in m.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
         out.extend_from_slice(br#"{"metric":"#);
-        write_labels(out, &s.labels);
+        write_labels(out, &s.labels, e);
         out.extend_from_slice(br#","values":["#);
         for (j, p) in s.points.iter().enumerate() {
             if j > 0 {
                 out.push(b',');
             }
-            write_sample(out, grid.time(p.step), p.v);
+            write_sample(out, time(p.step), p.v);
         }
         out.extend_from_slice(b"]}");
     }
     out.push(b']');
-    close(out, summary);
 }
 
-/// Writes a `vector` answer: each series' sample at its step.
-pub fn write_vector(out: &mut Vec<u8>, m: &[Series], grid: &Grid, summary: &Summary) {
-    open(out, "vector");
+/// Each series' samples, one element each.
+fn write_vector(out: &mut Vec<u8>, m: &[Series], time: impl Fn(u32) -> i64, e: Escape) {
     out.push(b'[');
     let mut first = true;
     for s in m {
@@ -201,26 +212,20 @@ pub fn write_vector(out: &mut Vec<u8>, m: &[Series], grid: &Grid, summary: &Summ
             }
             first = false;
             out.extend_from_slice(br#"{"metric":"#);
-            write_labels(out, &s.labels);
+            write_labels(out, &s.labels, e);
             out.extend_from_slice(br#","value":"#);
-            write_sample(out, grid.time(p.step), p.v);
+            write_sample(out, time(p.step), p.v);
             out.push(b'}');
         }
     }
     out.push(b']');
-    close(out, summary);
-}
-
-/// Writes a `scalar` answer.
-pub fn write_scalar(out: &mut Vec<u8>, ns: i64, v: f64, summary: &Summary) {
-    open(out, "scalar");
-    write_sample(out, ns, v);
-    close(out, summary);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encode::stats::Summary;
+    use crate::metric::grid::Grid;
     use crate::metric::series::Point;
 
     const S: i64 = 1_000_000_000;
@@ -346,6 +351,21 @@ mod tests {
         );
     }
 
+    fn answer(result: MetricResult, steps: Steps) -> MetricAnswer {
+        MetricAnswer {
+            result,
+            steps,
+            escape: Escape::Html,
+            stats: Summary::default(),
+        }
+    }
+
+    fn write(a: &MetricAnswer) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_metric(a, &mut out);
+        out
+    }
+
     #[test]
     fn matrix_vector_scalar() {
         let grid = Grid::range(100 * S, 130 * S, 15 * S);
@@ -353,8 +373,7 @@ mod tests {
             labels: vec![("app".into(), "a\"b".into())],
             points: vec![Point { step: 0, v: 2.0 }, Point { step: 2, v: 0.5 }],
         }];
-        let mut out = Vec::new();
-        write_matrix(&mut out, &m, &grid, &Summary::default());
+        let out = write(&answer(MetricResult::Matrix(m), Steps::Grid(grid)));
         let v = json(&out);
         assert_eq!(v["data"]["resultType"], "matrix");
         assert_eq!(
@@ -362,24 +381,70 @@ mod tests {
             serde_json::json!([{"metric":{"app":"a\"b"},"values":[[100,"2"],[130,"0.5"]]}])
         );
         assert_eq!(v["data"]["stats"]["summary"]["totalBytesProcessed"], 0);
-        out.clear();
         let one = vec![Series {
             labels: vec![("app".into(), "x".into())],
             points: vec![Point { step: 0, v: 1e-7 }],
         }];
-        write_vector(
-            &mut out,
-            &one,
-            &Grid::instant(7 * S + 250_000_000),
-            &Summary::default(),
-        );
+        let out = write(&answer(
+            MetricResult::Vector(one),
+            Steps::Grid(Grid::instant(7 * S + 250_000_000)),
+        ));
         assert_eq!(
             json(&out)["data"]["result"],
             serde_json::json!([{"metric":{"app":"x"},"value":[7.25,"0.0000001"]}])
         );
-        out.clear();
-        write_scalar(&mut out, 10 * S, 2.0, &Summary::default());
+        let out = write(&answer(
+            MetricResult::Scalar(2.0),
+            Steps::Grid(Grid::instant(10 * S)),
+        ));
         assert_eq!(json(&out)["data"]["result"], serde_json::json!([10, "2"]));
         assert_eq!(json(&out)["data"]["resultType"], "scalar");
+    }
+
+    #[test]
+    fn bytes_of_each_shape_and_escape() {
+        let stats = {
+            let mut s = Vec::new();
+            write_stats_field(&mut s, &Summary::default());
+            String::from_utf8(s).unwrap_or_default()
+        };
+        let series = |labels: &[(&str, &str)], points: &[(u32, f64)]| Series {
+            labels: labels
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect(),
+            points: points.iter().map(|&(step, v)| Point { step, v }).collect(),
+        };
+        let m = vec![
+            series(&[("a", "<&>")], &[(0, 1.0), (1, 0.25)]),
+            series(&[], &[(1, 3.0)]),
+        ];
+        let grid = Steps::Grid(Grid::range(S, 2 * S + 500_000_000, S));
+        let text = |a: &MetricAnswer| String::from_utf8(write(a)).unwrap_or_default();
+        assert_eq!(
+            text(&answer(MetricResult::Matrix(m.clone()), grid.clone())),
+            format!(
+                r#"{{"status":"success","data":{{"resultType":"matrix","result":[{{"metric":{{"a":"\u003c\u0026\u003e"}},"values":[[1,"1"],[2,"0.25"]]}},{{"metric":{{}},"values":[[2,"3"]]}}],{stats}}}}}"#
+            )
+        );
+        assert_eq!(
+            text(&answer(MetricResult::Vector(m.clone()), grid)),
+            format!(
+                r#"{{"status":"success","data":{{"resultType":"vector","result":[{{"metric":{{"a":"\u003c\u0026\u003e"}},"value":[1,"1"]}},{{"metric":{{"a":"\u003c\u0026\u003e"}},"value":[2,"0.25"]}},{{"metric":{{}},"value":[2,"3"]}}],{stats}}}}}"#
+            )
+        );
+        // The volume answers: explicit step times, labels as `serde_json`
+        // escapes them (no HTML escapes, short `\b`).
+        let mut volume = answer(
+            MetricResult::Matrix(vec![series(&[("a", "<\u{8}>")], &[(0, 42.0), (1, 7.0)])]),
+            Steps::Times(vec![1_500_000_000, 1_999_000_000]),
+        );
+        volume.escape = Escape::Plain;
+        assert_eq!(
+            text(&volume),
+            format!(
+                r#"{{"status":"success","data":{{"resultType":"matrix","result":[{{"metric":{{"a":"<\b>"}},"values":[[1.5,"42"],[1.999,"7"]]}}],{stats}}}}}"#
+            )
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! series count; per series: label count, then name and value as
 //! length-prefixed UTF-8, then point count and `(step, bits)` pairs.
 
-use engine::metric::{Matrix, Point, Series};
+use crate::metric::{Matrix, Point, Series};
 
 /// Bytes that are not a matrix this module wrote.
 #[derive(Debug, thiserror::Error)]
