@@ -4,8 +4,6 @@ use super::Context;
 use super::limits::MAX_OUTPUT_BYTES;
 use super::value::{Value, write_v};
 
-pub(crate) use crate::strconv::quote as go_quote;
-
 /// Go's `%#U`: `U+0041 'A'`.
 pub(crate) fn unicode_sharp_u(c: char) -> String {
     if c.is_control() {
@@ -327,7 +325,7 @@ fn fmt_str(out: &mut String, s: &str, verb: char, spec: &Spec) {
             let q = if spec.sharp && !s.contains('`') {
                 format!("`{s}`")
             } else {
-                go_quote(s)
+                crate::strconv::quote(s)
             };
             pad(out, &q, spec, false);
         }
@@ -368,7 +366,7 @@ fn fmt_arg(out: &mut String, a: &Value<'_>, verb: char, spec: &Spec, ctx: &dyn C
                 .ok()
                 .and_then(char::from_u32)
                 .unwrap_or('\u{FFFD}');
-            let q = go_quote(&c.to_string());
+            let q = crate::strconv::quote(&c.to_string());
             let inner = &q[1..q.len() - 1];
             let inner = if inner == "\\\"" {
                 "\""

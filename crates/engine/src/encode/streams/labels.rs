@@ -11,7 +11,7 @@ use logsql_ast::Discovery;
 use logsql_ast::otel::{SEVERITY_NUMBER, SEVERITY_TEXT, VL_SEVERITY, loki_severity};
 
 use super::{DecodeError, Row, discovered};
-use crate::labels::{LabelPair, go_quote, is_valid_label_name, parse_stream};
+use crate::labels::{LabelPair, is_valid_label_name, parse_stream};
 
 /// A label name as Loki reports it, kept as the raw VictoriaLogs name plus
 /// how to print it, so that dotted names need no allocation.
@@ -376,7 +376,7 @@ pub(super) fn write_label_key(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
         }
         l.name.write(out);
         out.push(b'=');
-        go_quote(out, l.value);
+        go::strconv::append_quote(out, l.value);
     }
     out.push(b'}');
 }

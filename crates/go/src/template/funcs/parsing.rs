@@ -1,7 +1,7 @@
 //! Functions that read a value out of text: durations, byte sizes, regular
 //! expressions and Unix epochs, each failing with Go's error text.
 
-use crate::template::printf::go_quote;
+use crate::strconv::quote;
 use crate::time::GoTime;
 
 /// Go's `time.ParseDuration`, in seconds (`Duration.Seconds`).
@@ -64,7 +64,7 @@ pub(super) fn unix_to_time(epoch: &str) -> Result<GoTime, String> {
             }
             _ => "invalid syntax",
         };
-        format!("strconv.ParseInt: parsing {}: {kind}", go_quote(epoch))
+        format!("strconv.ParseInt: parsing {}: {kind}", quote(epoch))
     };
     let i = match &parsed {
         Ok(i) => *i,
