@@ -160,7 +160,7 @@ impl LabelPred {
             LabelFilter::Bytes { name, op, value } => Self::Cmp {
                 name: name.clone(),
                 op: *op,
-                value: logql_parser::effective_bytes(*value) as f64,
+                value: go::humanize::effective_bytes(*value) as f64,
                 conv: ConvKind(Conv::Bytes),
             },
             LabelFilter::Ip { name, op, value } => Self::Ip {
