@@ -1,13 +1,12 @@
 //! Grafana Logs Drilldown's metadata, computed from log entries: detected
-//! fields and their values ([`fields`]), log patterns ([`drain`]), the
-//! stream index ([`streams`]) and go-humanize byte sizes ([`humanize`]).
+//! fields and their values ([`fields`]), log patterns ([`drain`]) and the
+//! stream index ([`streams`]).
 //!
 //! The entries come categorized as Loki's `categorize-labels` answer splits
 //! them ([`Stream`], [`Entry`]); fetching them is the service's business.
 
 pub mod drain;
 pub mod fields;
-pub mod humanize;
 pub mod streams;
 
 /// One entry with its labels split as Loki's `categorize-labels` does.

@@ -9,6 +9,8 @@
 
 use std::borrow::Cow;
 
+use go::strconv::append_quote;
+
 /// Why a `_stream` value could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid _stream value: {0}")]
@@ -274,16 +276,13 @@ where
         if is_valid_label_name(name) {
             out.extend_from_slice(name.as_bytes());
         } else {
-            go_quote(out, name);
+            append_quote(out, name);
         }
         out.push(b'=');
-        go_quote(out, value);
+        append_quote(out, value);
     }
     out.push(b'}');
 }
-
-/// Go's `strconv.Quote`, appended to `out` (the single copy is in the go crate).
-pub use go::strconv::append_quote as go_quote;
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,6 @@
 //! flat vector.
 
 pub mod stats_rows;
-pub mod time;
 
 use std::ops::Range;
 
@@ -203,7 +202,7 @@ fn row_from_tape<'a>(
         fields.truncate(start);
         return Err("missing _time");
     };
-    let Some(ns) = time::parse_rfc3339_nanos(t) else {
+    let Some(ns) = go::time::parse_rfc3339_nanos(t) else {
         fields.truncate(start);
         return Err("malformed _time");
     };

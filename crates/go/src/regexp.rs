@@ -134,7 +134,18 @@ fn repetition_error(re: &str, a: &Ast) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::check;
+    use super::{check, quote_meta};
+
+    #[test]
+    fn quote_meta_escapes_re2_metachars_only() {
+        assert_eq!(quote_meta("[ERROR]"), r"\[ERROR\]");
+        assert_eq!(
+            quote_meta(r"a.b*c+d?(e)|f{1}^$\"),
+            r"a\.b\*c\+d\?\(e\)\|f\{1\}\^\$\\"
+        );
+        assert_eq!(quote_meta("plain -_/:= text"), "plain -_/:= text");
+        assert_eq!(quote_meta(""), "");
+    }
 
     /// Texts Loki 3.7.8 answered for `{a="b"} |~ "<re>"` (after `stage '…' : `).
     #[test]

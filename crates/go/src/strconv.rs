@@ -1,4 +1,5 @@
-//! Go's `strconv` (Go 1.26): `Quote`, `IsPrint`, `Unquote` and `ParseFloat`.
+//! Go's `strconv` (Go 1.26): `Quote`, `IsPrint`, `Unquote`, `ParseFloat` and
+//! `ParseInt` ([`parse_int`]).
 //!
 //! Loki prints every string of a query, a stream selector and most error
 //! texts with `strconv.Quote`, and reads every LogQL and template string
@@ -6,7 +7,12 @@
 //! Go's Unicode tables, so [`is_print`] uses Go's own tables
 //! ([`isprint`]) rather than an approximation from Rust's `char` methods.
 
+mod atoi;
+mod ftoa;
 mod isprint;
+
+pub use atoi::{ParseIntError, parse_int};
+pub(crate) use ftoa::format_float_g;
 
 use isprint::{IS_NOT_PRINT16, IS_NOT_PRINT32, IS_PRINT16, IS_PRINT32};
 

@@ -30,7 +30,6 @@ mod validate;
 pub use ast::*;
 pub use error::ParseError;
 pub use go::duration::Duration;
-pub use go::humanize::{effective_bytes, parse_bytes};
 pub use limits::{MAX_NESTING_DEPTH, MAX_OPERATORS};
 pub use pattern::{PatternNode, parse_pattern};
 pub use pretty::prettify;

@@ -46,4 +46,4 @@ pub use metric::{
 pub use pipe::{Pipe, Unpack, UnpackFormat};
 pub use plan::{LogPlan, PARSED_PREFIX};
 pub use query::Query;
-pub use quote::{quote, quote_meta};
+pub use quote::quote;

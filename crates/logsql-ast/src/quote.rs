@@ -1,4 +1,4 @@
-//! Quoting of LogsQL strings and field names, and RE2 literal escaping.
+//! Quoting of LogsQL strings and field names.
 //!
 //! LogsQL double-quoted strings are decoded like Go string literals, so every
 //! value is printed with Go escapes; a wrong escape would change the value
@@ -47,10 +47,6 @@ pub(crate) fn write_field(f: &mut impl Write, name: &str) -> fmt::Result {
     }
 }
 
-/// Escapes every RE2 metacharacter of `s`, as Go's `regexp.QuoteMeta`, so the
-/// result is a regex matching `s` literally.
-pub use go::regexp::quote_meta;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,16 +82,5 @@ mod tests {
         assert_eq!(field("k8s.pod.name"), "\"k8s.pod.name\"");
         assert_eq!(field("a:b"), "\"a:b\"");
         assert_eq!(field("limit"), "\"limit\"");
-    }
-
-    #[test]
-    fn quote_meta_escapes_re2_metachars_only() {
-        assert_eq!(quote_meta("[ERROR]"), r"\[ERROR\]");
-        assert_eq!(
-            quote_meta(r"a.b*c+d?(e)|f{1}^$\"),
-            r"a\.b\*c\+d\?\(e\)\|f\{1\}\^\$\\"
-        );
-        assert_eq!(quote_meta("plain -_/:= text"), "plain -_/:= text");
-        assert_eq!(quote_meta(""), "");
     }
 }

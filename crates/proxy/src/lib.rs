@@ -42,7 +42,6 @@ pub mod app;
 pub mod backend;
 pub mod config;
 pub mod context;
-pub mod drilldown;
 pub mod error;
 pub mod handler;
 pub mod limits;

@@ -101,9 +101,8 @@ pub fn limit(form: &Form) -> Result<u32, ParamError> {
     if raw.is_empty() {
         return Ok(DEFAULT_LIMIT);
     }
-    let n: i64 = raw
-        .parse()
-        .map_err(|_| ParamError::LimitSyntax(raw.to_owned()))?;
+    let n =
+        go::strconv::parse_int(raw, 10, 64).map_err(|_| ParamError::LimitSyntax(raw.to_owned()))?;
     if n <= 0 {
         return Err(ParamError::LimitNotPositive);
     }

@@ -11,7 +11,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::humanize;
 use super::{Entry, Stream};
 use crate::pipeline::hints::Hints;
 use crate::pipeline::json::walk::{Visitor, Walker};
@@ -42,13 +41,13 @@ pub fn determine_type(v: &str) -> &'static str {
     }
     if v.parse::<i64>().is_ok() && !v.starts_with('+') {
         "int"
-    } else if crate::pipeline::label_filter::parse_float(v).is_ok() {
+    } else if go::strconv::parse_float(v).is_ok() {
         "float"
     } else if is_bool(v) {
         "boolean"
     } else if logql_parser::Duration::parse_go(v).is_ok() {
         "duration"
-    } else if humanize::parse_bytes(v).is_some() {
+    } else if go::humanize::parse_bytes(v).is_some() {
         "bytes"
     } else {
         "string"
@@ -329,12 +328,29 @@ pub fn values(streams: &[Stream], name: &str, limit: usize) -> BTreeSet<String> 
             let (parsed, _, _) = entry_fields(&mut rp, &s.labels, e);
             if let Some(vals) = parsed.get(name) {
                 for v in vals {
-                    out.insert(humanize::normalize_bytes_value(v).unwrap_or_else(|| v.clone()));
+                    out.insert(normalize_bytes_value(v).unwrap_or_else(|| v.clone()));
                 }
             }
         }
     }
     out
+}
+
+/// The units Loki accepts as "bytes" when rewriting detected values.
+const BYTES_SUFFIXES: &[&str] = &[
+    "b", "kib", "kb", "mib", "mb", "gib", "gb", "tib", "tb", "pib", "pb", "eib", "eb", "ki", "k",
+    "mi", "m", "gi", "g", "ti", "t", "pi", "p", "ei", "e",
+];
+
+/// Loki's detected-field-values rewrite: a byte size with a unit becomes
+/// `humanize.Bytes` without its space (`2048KiB` → `2.1MB`); anything else is kept.
+fn normalize_bytes_value(v: &str) -> Option<String> {
+    let lower = v.to_ascii_lowercase();
+    if !BYTES_SUFFIXES.iter().any(|u| lower.ends_with(u)) {
+        return None;
+    }
+    let n = go::humanize::parse_bytes(v)?;
+    Some(go::humanize::format_bytes(n))
 }
 
 #[cfg(test)]
@@ -351,6 +367,13 @@ mod tests {
                 .collect(),
             parsed: Vec::new(),
         }
+    }
+
+    #[test]
+    fn byte_values_are_rewritten_as_loki_does() {
+        assert_eq!(normalize_bytes_value("2048KiB").as_deref(), Some("2.1MB"));
+        assert_eq!(normalize_bytes_value("10"), None);
+        assert_eq!(normalize_bytes_value("fast"), None);
     }
 
     #[test]

@@ -9,7 +9,6 @@
 //! the order they were given in (the query's direction).
 
 use crate::answer::{self, LogAnswer, LogStats};
-use crate::labels::go_quote;
 use crate::pipeline::labels::{Category, LabelsBuilder};
 
 /// One answer entry: time, final line and labels sorted by name.
@@ -61,7 +60,7 @@ fn write_key(out: &mut Vec<u8>, labels: &[(String, String, Category)], categoriz
         first = false;
         out.extend_from_slice(n.as_bytes());
         out.push(b'=');
-        go_quote(out, v);
+        go::strconv::append_quote(out, v);
     }
     out.push(b'}');
 }

@@ -33,8 +33,8 @@ use crate::answer::{Category, LogAnswer, LogStats, encode::write_streams};
 use crate::direction::Direction;
 pub use crate::ndjson::DecodeError;
 use crate::ndjson::{Decoder, Row, Rows};
-use discovered::entry_labels;
-use labels::{Kind, Lbl, StreamInfo, intern_key, merge_labels, parse_streams, write_label_key};
+use labels::{StreamInfo, entry_labels, intern_key, merge_labels, parse_streams, write_label_key};
+use name::{Kind, Lbl};
 
 /// How to build a streams answer.
 #[derive(Debug, Clone)]
@@ -151,6 +151,7 @@ fn with_encoder<R>(input_len: usize, f: impl FnOnce(&mut StreamsEncoder) -> R) -
 
 mod discovered;
 mod labels;
+mod name;
 
 /// Input size above which the per-thread scratch is released after use.
 const MAX_RETAINED_INPUT: usize = 16 << 20;

@@ -22,7 +22,7 @@ use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows};
 use crate::pipeline::Pipeline;
 use crate::pipeline::hints::{Hints, MetricGrouping};
-use crate::pipeline::label_filter::{StrMatcher, parse_bytes, parse_float};
+use crate::pipeline::label_filter::StrMatcher;
 use crate::pipeline::labels::{ERROR, ERROR_DETAILS, PRESERVE_ERROR};
 use crate::work::Stop;
 
@@ -85,9 +85,11 @@ fn parse_duration(v: &str) -> Result<f64, String> {
 
 fn convert(v: &str, conv: UnwrapConversion) -> Result<f64, String> {
     match conv {
-        UnwrapConversion::Plain => parse_float(v),
+        UnwrapConversion::Plain => go::strconv::parse_float(v).map_err(|e| e.to_string()),
         UnwrapConversion::Duration | UnwrapConversion::DurationSeconds => parse_duration(v),
-        UnwrapConversion::Bytes => parse_bytes(v).map(|b| b as f64),
+        UnwrapConversion::Bytes => go::humanize::try_parse_bytes(v)
+            .map(|b| b as f64)
+            .map_err(|e| e.to_string()),
     }
 }
 

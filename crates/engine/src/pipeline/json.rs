@@ -9,12 +9,13 @@ pub(crate) mod walk;
 
 use std::borrow::Cow;
 
-use self::walk::{Blocks, Member, Members, REMEMBER_DEPTH, TOO_COSTLY, Visitor, Walker};
-use super::hints::Hints;
-pub(crate) use super::json_scan::{
-    Kind, Value, append_sanitized, object_each, string_value, unescape,
+pub(crate) use self::walk::object_each;
+use self::walk::{
+    Blocks, Member, Members, REMEMBER_DEPTH, TOO_COSTLY, Visitor, Walker, get_value_in, object_scan,
 };
-use super::json_scan::{MALFORMED_ESCAPE, get_value_in, next_token, object_scan, scalar_value};
+use super::hints::Hints;
+pub(crate) use super::json_scan::{Kind, Value, append_sanitized, string_value, unescape};
+use super::json_scan::{MALFORMED_ESCAPE, next_token, scalar_value};
 use super::labels::{Category, EXTRACTED, LabelsBuilder};
 
 /// Internal: a hint filter failed, the line is dropped.

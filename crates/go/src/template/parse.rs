@@ -69,9 +69,9 @@ fn tok_str(text: &str, it: &Item, next_pos: usize) -> String {
             };
             if raw.chars().count() > 10 {
                 let head: String = raw.chars().take(10).collect();
-                format!("{}...", super::printf::go_quote(&head))
+                format!("{}...", crate::strconv::quote(&head))
             } else {
-                super::printf::go_quote(raw)
+                crate::strconv::quote(raw)
             }
         }
     }
@@ -516,7 +516,7 @@ impl Parser<'_> {
             Arg::Bool(_) | Arg::Str(_) | Arg::Number(_) | Arg::Nil | Arg::Dot => {
                 return self.err(format!(
                     "unexpected . after term {}",
-                    super::printf::go_quote(&term_text(&term))
+                    crate::strconv::quote(&term_text(&term))
                 ));
             }
             Arg::Func(_, name) => {
@@ -593,7 +593,7 @@ fn is_term_start(t: &Tok) -> bool {
 fn term_text(a: &Arg) -> String {
     match a {
         Arg::Bool(b) => b.to_string(),
-        Arg::Str(s) => super::printf::go_quote(s),
+        Arg::Str(s) => crate::strconv::quote(s),
         Arg::Number(n) => n.text.to_string(),
         Arg::Nil => "nil".into(),
         Arg::Dot => ".".into(),

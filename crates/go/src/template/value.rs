@@ -131,7 +131,7 @@ pub(crate) fn write_v(out: &mut String, v: &Value<'_>, ctx: &dyn super::Context)
             let mut b = itoa::Buffer::new();
             out.push_str(b.format(*i));
         }
-        Value::Float(f) => super::printf::fmt_float_g(out, *f, None, false),
+        Value::Float(f) => crate::strconv::format_float_g(out, *f, None, false),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Time(t) => t.write_string(out),
         Value::List(l) => {

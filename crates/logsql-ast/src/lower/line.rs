@@ -4,7 +4,7 @@ use logql_parser::{LineFilter, LineFilterOp, LineFilterValue};
 
 use crate::error::LowerError;
 use crate::filter::Filter;
-use crate::quote::quote_meta;
+use go::regexp::quote_meta;
 
 /// Lowers one line filter with its `or` alternatives.
 ///

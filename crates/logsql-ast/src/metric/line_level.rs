@@ -85,7 +85,7 @@ fn ci(word: &str) -> String {
                 c.to_ascii_uppercase()
             );
         } else {
-            out.push_str(&crate::quote::quote_meta(&c.to_string()));
+            out.push_str(&go::regexp::quote_meta(&c.to_string()));
         }
     }
     out
@@ -144,7 +144,7 @@ const JSON_NUMBER: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?
 /// may come before the object: the scanners do not skip other Unicode
 /// spaces (the shape test trims them, so such a line is JSON without a key).
 fn json_regex(keys: &[&str]) -> String {
-    let keys: Vec<String> = keys.iter().map(|k| crate::quote::quote_meta(k)).collect();
+    let keys: Vec<String> = keys.iter().map(|k| go::regexp::quote_meta(k)).collect();
     let ws = JSON_SPACE;
     let scalar = format!("(?:{JSON_STRING}|{JSON_NUMBER}|true|false|null)");
     format!(

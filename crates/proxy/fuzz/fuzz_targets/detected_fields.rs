@@ -6,9 +6,9 @@
 //! structured-metadata pair `@key=value ` before the line.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use engine::drilldown::fields::{detect, values};
 use engine::drilldown::{Entry, Stream};
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -7,10 +7,10 @@
 //! `| json l0="a.b", l1="c[0]"` and as the grouping of a metric query.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use engine::pipeline::hints::{Hints, MetricGrouping};
 use engine::pipeline::json::{JsonExpressionParser, JsonParser, parse_path, unpack};
 use engine::pipeline::labels::{Category, LabelsBuilder};
+use libfuzzer_sys::fuzz_target;
 
 const STREAM: [(&str, &str); 2] = [("app", "api"), ("a", "s")];
 

@@ -7,10 +7,10 @@
 //! `| logfmt l0="k0", l1="k1"` when bit 2 is set.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use engine::pipeline::hints::Hints;
 use engine::pipeline::labels::{Category, LabelsBuilder};
 use engine::pipeline::logfmt::{LOGFMT_PARSER_ERR, LogfmtParser};
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&flags, rest)) = data.split_first() else {

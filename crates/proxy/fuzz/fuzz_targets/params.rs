@@ -15,8 +15,9 @@ fuzz_target!(|data: &[u8]| {
         assert!(p.step > 0, "step must be positive after validation");
         assert!(p.bounds.end >= p.bounds.start);
         assert!(p.limit > 0);
-        let _ = params::check_query_length(p.bounds);
-        let _ = params::check_max_entries(p.limit);
+        let limits = params::QueryLimits::default();
+        let _ = params::check_query_length(limits, p.bounds);
+        let _ = params::check_max_entries(limits, p.limit);
     }
     let _ = params::instant_params(&form, NOW);
     let _ = params::bounds(&form, NOW);

@@ -3,9 +3,9 @@
 //! panic, and the output must stay within `template::limits`.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use go::template::limits::MAX_OUTPUT_BYTES;
 use go::template::{Context, Template, TemplateError};
+use libfuzzer_sys::fuzz_target;
 
 struct Line<'a> {
     labels: Vec<(&'static str, &'a str)>,
@@ -14,7 +14,10 @@ struct Line<'a> {
 
 impl Context for Line<'_> {
     fn label(&self, name: &str) -> Option<&str> {
-        self.labels.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)
+        self.labels
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| *v)
     }
     fn line(&self) -> &str {
         self.line

@@ -3,8 +3,8 @@
 //! nesting is refused at `template::limits::MAX_DEPTH`).
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use go::template::{Template, TemplateError};
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

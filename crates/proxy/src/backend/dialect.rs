@@ -144,7 +144,7 @@ pub fn rule_of_probe(body: &[u8]) -> Option<OffsetRule> {
     }
     let line = body.split(|&b| b == b'\n').find(|l| !l.is_empty())?;
     let row: Row<'_> = serde_json::from_slice(line).ok()?;
-    match engine::ndjson::time::parse_rfc3339_nanos(&row.time)?.rem_euclid(3) {
+    match go::time::parse_rfc3339_nanos(&row.time)?.rem_euclid(3) {
         1 => Some(OffsetRule::Plus),
         2 => Some(OffsetRule::Minus),
         _ => None,

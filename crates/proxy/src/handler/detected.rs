@@ -101,7 +101,7 @@ fn reject_label(values: &BTreeSet<String>) -> bool {
 }
 
 fn is_id(v: &str) -> bool {
-    engine::pipeline::label_filter::parse_float(v).is_ok() || is_uuid(v)
+    go::strconv::parse_float(v).is_ok() || is_uuid(v)
 }
 
 /// `uuid.Parse`'s accepted forms: 36 chars with dashes, optionally

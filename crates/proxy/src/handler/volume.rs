@@ -125,11 +125,11 @@ pub async fn stream_stats(
                 return Ok(());
             }
             let bucket = match step {
-                Some(_) => Some(
-                    engine::ndjson::time::parse_rfc3339_nanos(get("_time")).ok_or_else(|| {
+                Some(_) => {
+                    Some(go::time::parse_rfc3339_nanos(get("_time")).ok_or_else(|| {
                         bad_gateway(format!("bad bucket time {:?}", get("_time")))
-                    })?,
-                ),
+                    })?)
+                }
                 None => None,
             };
             let num = |k: &str| {

@@ -17,8 +17,8 @@ use engine::direction::Direction;
 use engine::discovery::SERVICE_NAME;
 use engine::encode::streams::{StreamsOptions, decode_streams};
 use engine::labels::{parse_stream, sanitize_label_name};
-use engine::ndjson::time::parse_rfc3339_nanos;
 use engine::pipeline::Pipeline;
+use go::time::parse_rfc3339_nanos;
 
 use crate::query::log::{RunParams, run};
 

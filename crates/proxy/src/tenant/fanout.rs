@@ -16,7 +16,7 @@ use bytes::BytesMut;
 use super::{Member, TENANT_LABEL, Tenant};
 use crate::backend::{Backend, BackendError, Endpoint, LogsQl, Request, Take};
 use crate::context::RequestContext;
-use engine::ndjson::time::parse_rfc3339_nanos;
+use go::time::parse_rfc3339_nanos;
 
 impl Backend {
     /// Sends `req` for the request's tenant and returns the whole 2xx body:

@@ -147,7 +147,7 @@ async fn oversized_answer_is_lokis_bytes_limit_not_a_5xx() {
     // Loki's `max_query_bytes_read` refusal, sizes as go-humanize's IBytes.
     let text = format!(
         "the query would read too many bytes (query: {}, limit: 1000 B); consider adding more specific stream selectors or reduce the time range of the query",
-        engine::drilldown::humanize::format_ibytes(size as u64)
+        go::humanize::ibytes(size as u64)
     );
     let a = expect(&base, 400, &text).await;
     assert_eq!(a.body, text);

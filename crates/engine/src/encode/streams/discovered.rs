@@ -6,9 +6,8 @@ use std::cmp::Ordering;
 
 use logsql_ast::Discovery;
 
-use super::labels::{Kind, Lbl, Name, StreamInfo, row_labels};
+use super::name::{Kind, Lbl, Name};
 use crate::discovery::{DETECTED_LEVEL, SERVICE_NAME, derive_service_name, level_label, level_of};
-use crate::ndjson::Row;
 
 /// Adds the `service_name` Loki derives to sorted stream labels without one.
 pub(super) fn add_service_name(labels: &mut Vec<Lbl<'_>>, discovery: &Discovery) {
@@ -39,27 +38,21 @@ pub(super) fn stream_level<'s>(labels: &[Lbl<'s>]) -> (Option<&'s str>, bool) {
     (level_label(get), get(DETECTED_LEVEL).is_some())
 }
 
-/// [`row_labels`], plus the `detected_level` structured metadata Loki's
-/// ingest would have stored when `levels` is on.
-pub(super) fn entry_labels<'s>(
-    stream: &StreamInfo<'s>,
-    row: &Row<'s>,
-    fields: &[(&'s str, &'s str)],
-    prefix: Option<&str>,
-    levels: bool,
+/// Adds the `detected_level` structured metadata Loki's ingest would have
+/// stored to a row's sorted labels `out`, from the stream's level label
+/// value, the row's metadata and its line.
+pub(super) fn add_detected_level<'s>(
+    stream_level: Option<&'s str>,
+    msg: &'s str,
     out: &mut Vec<Lbl<'s>>,
 ) {
-    row_labels(stream, fields, prefix, out);
-    if !levels || stream.stores_level {
-        return;
-    }
     let level = {
         let meta = |n: &str| {
             out.iter()
                 .find(|l| l.kind == Kind::Metadata && l.name.is(n))
                 .map(|l| l.value)
         };
-        level_of(stream.level, &meta, row.msg)
+        level_of(stream_level, &meta, msg)
     };
     let name = Name::new(DETECTED_LEVEL);
     let at = out.partition_point(|l| l.name.cmp(&name) == Ordering::Less);

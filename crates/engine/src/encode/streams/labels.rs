@@ -1,4 +1,4 @@
-//! Label sets of the streams answer: names in Loki form without allocating,
+//! Label sets of the streams answer (names in Loki form are [`super::name`]'s):
 //! the `_stream` sets of a page parsed once, each row's labels in Loki's
 //! categories, and the label-set key streams are sorted by (the answer
 //! itself is built as a [`crate::answer::LogAnswer`]).
@@ -10,107 +10,9 @@ use std::ops::Range;
 use logsql_ast::Discovery;
 use logsql_ast::otel::{SEVERITY_NUMBER, SEVERITY_TEXT, VL_SEVERITY, loki_severity};
 
+use super::name::{Kind, Lbl, Name};
 use super::{DecodeError, Row, discovered};
-use crate::labels::{LabelPair, go_quote, is_valid_label_name, parse_stream};
-
-/// A label name as Loki reports it, kept as the raw VictoriaLogs name plus
-/// how to print it, so that dotted names need no allocation.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Name<'s> {
-    pub(super) raw: &'s str,
-    /// `raw` is already a valid label name.
-    pub(super) clean: bool,
-    /// Loki appended `_extracted` (collision with a stream label).
-    pub(super) extracted: bool,
-}
-
-impl<'s> Name<'s> {
-    pub(super) fn new(raw: &'s str) -> Self {
-        Self {
-            raw,
-            clean: is_valid_label_name(raw),
-            extracted: false,
-        }
-    }
-
-    /// The Loki form's bytes: `_` for a leading digit, `_` for every
-    /// character outside `[a-zA-Z0-9_]`, then the `_extracted` suffix.
-    pub(super) fn bytes(&self) -> impl Iterator<Item = u8> + Clone + 's {
-        let clean = self.clean;
-        let lead =
-            (!clean && self.raw.as_bytes().first().is_some_and(u8::is_ascii_digit)).then_some(b'_');
-        // One `_` per non-ASCII character: its lead byte maps to `_` and its
-        // continuation bytes (0x80..0xC0) are dropped, so no UTF-8 decoding.
-        let body = self
-            .raw
-            .bytes()
-            .filter(|b| !(0x80..0xC0).contains(b))
-            .map(move |b| {
-                if clean || b.is_ascii_alphanumeric() || b == b'_' {
-                    b
-                } else {
-                    b'_'
-                }
-            });
-        let suffix: &'static [u8] = if self.extracted { b"_extracted" } else { b"" };
-        lead.into_iter().chain(body).chain(suffix.iter().copied())
-    }
-
-    /// Whether the Loki form of this name is `loki`.
-    pub(super) fn is(&self, loki: &str) -> bool {
-        if self.clean && !self.extracted {
-            self.raw == loki
-        } else {
-            self.bytes().eq(loki.bytes())
-        }
-    }
-
-    pub(super) fn cmp(&self, other: &Name<'_>) -> Ordering {
-        if self.clean && other.clean && !self.extracted && !other.extracted {
-            self.raw.cmp(other.raw)
-        } else {
-            self.bytes().cmp(other.bytes())
-        }
-    }
-
-    /// Appends the Loki form to `out` (it is ASCII when not `clean`).
-    pub(super) fn push_to(&self, out: &mut String) {
-        if self.clean {
-            out.push_str(self.raw);
-            if self.extracted {
-                out.push_str("_extracted");
-            }
-        } else {
-            out.extend(self.bytes().map(char::from));
-        }
-    }
-
-    pub(super) fn write(&self, out: &mut Vec<u8>) {
-        if self.clean {
-            out.extend_from_slice(self.raw.as_bytes());
-            if self.extracted {
-                out.extend_from_slice(b"_extracted");
-            }
-        } else {
-            out.extend(self.bytes());
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Stream,
-    Metadata,
-    Parsed,
-}
-
-/// One label of a row.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Lbl<'s> {
-    pub(super) name: Name<'s>,
-    pub(super) value: &'s str,
-    pub(super) kind: Kind,
-}
+use crate::labels::{LabelPair, parse_stream};
 
 /// The `_stream` label pairs as parsed (raw names, unescaped values).
 pub(super) type StreamPairs<'a> = Vec<LabelPair<'a>>;
@@ -341,6 +243,23 @@ pub(super) fn row_labels<'s>(
     out.truncate(w);
 }
 
+/// [`row_labels`], plus the `detected_level` structured metadata Loki's
+/// ingest would have stored when `levels` is on.
+pub(super) fn entry_labels<'s>(
+    stream: &StreamInfo<'s>,
+    row: &Row<'s>,
+    fields: &[(&'s str, &'s str)],
+    prefix: Option<&str>,
+    levels: bool,
+    out: &mut Vec<Lbl<'s>>,
+) {
+    row_labels(stream, fields, prefix, out);
+    if !levels || stream.stores_level {
+        return;
+    }
+    discovered::add_detected_level(stream.level, row.msg, out);
+}
+
 /// Merges sorted stream labels and sorted row labels into one sorted set
 /// (row labels win on equal names).
 pub(super) fn merge_labels<'s>(stream: &[Lbl<'s>], row: &[Lbl<'s>], out: &mut Vec<Lbl<'s>>) {
@@ -376,7 +295,7 @@ pub(super) fn write_label_key(out: &mut Vec<u8>, labels: &[Lbl<'_>]) {
         }
         l.name.write(out);
         out.push(b'=');
-        go_quote(out, l.value);
+        go::strconv::append_quote(out, l.value);
     }
     out.push(b'}');
 }

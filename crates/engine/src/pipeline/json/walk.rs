@@ -9,12 +9,15 @@
 //! Loki's order with Loki's results and error texts, remembers block ends
 //! once a line nests deeply, and charges what is left to a budget
 //! proportional to the line (past it: [`TOO_COSTLY`], lokivl's own text).
+//! [`get_value_in`] reads one value with those block ends and
+//! [`object_each`] one object's members.
 
 use std::borrow::Cow;
 
 use crate::pipeline::json_scan::{
-    Kind, MALFORMED_ARRAY, MALFORMED_ESCAPE, MALFORMED_JSON, MALFORMED_OBJECT, Value,
-    append_sanitized, block_end, get_value_in, next_token, string_end, unescape,
+    Kind, MALFORMED_ARRAY, MALFORMED_ESCAPE, MALFORMED_JSON, MALFORMED_OBJECT, MALFORMED_STRING,
+    MALFORMED_VALUE, UNKNOWN_VALUE_TYPE, Value, append_sanitized, block_end, next_token,
+    string_end, token_end, unescape,
 };
 
 /// lokivl's own error text past the work budget of [`Blocks`]. Loki has no
@@ -422,6 +425,109 @@ impl Walker {
             }
         }
         Ok(())
+    }
+}
+
+/// Reads the value starting at the first token at or after `from`; returns it
+/// and the offset just past it. Block ends are found through `blocks` when
+/// given (looked up once it remembers them).
+pub(crate) fn get_value_in<'a>(
+    s: &'a str,
+    from: usize,
+    mut blocks: Option<&mut Blocks>,
+) -> Result<(Value<'a>, usize), &'static str> {
+    let d = s.as_bytes();
+    let off = next_token(d, from).ok_or(MALFORMED_JSON)?;
+    let mut block = |open, close| match blocks.as_deref_mut() {
+        Some(b) => b.end(d, off, open, close),
+        None => Ok(block_end(d, off, open, close)),
+    };
+    let (kind, end) = match d[off] {
+        b'"' => (
+            Kind::String,
+            string_end(d, off + 1).ok_or(MALFORMED_STRING)?.0,
+        ),
+        b'[' => (Kind::Array, block(b'[', b']')?.ok_or(MALFORMED_ARRAY)?),
+        b'{' => (Kind::Object, block(b'{', b'}')?.ok_or(MALFORMED_OBJECT)?),
+        c => {
+            let end = token_end(d, off);
+            let v = &s[off..end];
+            let kind = match c {
+                b't' | b'f' if v == "true" || v == "false" => Kind::Boolean,
+                b'u' | b'n' if v == "null" => Kind::Null,
+                b'0'..=b'9' | b'-' => Kind::Number,
+                _ => return Err(UNKNOWN_VALUE_TYPE),
+            };
+            if end == off {
+                return Err(MALFORMED_VALUE);
+            }
+            (kind, end)
+        }
+    };
+    let raw = if kind == Kind::String {
+        &s[off + 1..end - 1]
+    } else {
+        &s[off..end]
+    };
+    Ok((Value { kind, raw }, end))
+}
+
+/// Calls `f(key, value)` for each member of the object in `s`, like
+/// jsonparser's `ObjectEach`: stops at the first fault or callback error.
+pub(crate) fn object_each<'a>(
+    s: &'a str,
+    f: &mut dyn FnMut(Cow<'a, str>, Value<'a>) -> Result<(), &'static str>,
+) -> Result<(), &'static str> {
+    object_scan(s, None, f)
+}
+
+/// [`object_each`], or with `wanted` set, jsonparser's `EachKey` leniency:
+/// a fault in the structure, or in the value of a member `wanted` rejects,
+/// ends the scan quietly; only a wanted member's bad value is an error.
+pub(crate) fn object_scan<'a>(
+    s: &'a str,
+    wanted: Option<&dyn Fn(&str) -> bool>,
+    f: &mut dyn FnMut(Cow<'a, str>, Value<'a>) -> Result<(), &'static str>,
+) -> Result<(), &'static str> {
+    match object_scan_inner(s, wanted, f) {
+        Ok(()) => Ok(()),
+        Err(Fault::Callback(e) | Fault::WantedValue(e)) => Err(e),
+        Err(Fault::Scan(_)) if wanted.is_some() => Ok(()),
+        Err(Fault::Scan(e)) => Err(e),
+    }
+}
+
+/// Where a scan stopped.
+enum Fault {
+    /// The callback asked to stop.
+    Callback(&'static str),
+    /// A wanted member's value is malformed.
+    WantedValue(&'static str),
+    /// Any other malformed JSON.
+    Scan(&'static str),
+}
+
+impl From<&'static str> for Fault {
+    fn from(e: &'static str) -> Self {
+        Fault::Scan(e)
+    }
+}
+
+fn object_scan_inner<'a>(
+    s: &'a str,
+    wanted: Option<&dyn Fn(&str) -> bool>,
+    f: &mut dyn FnMut(Cow<'a, str>, Value<'a>) -> Result<(), &'static str>,
+) -> Result<(), Fault> {
+    let mut members = Members::new(s);
+    loop {
+        match members.next(None) {
+            Member::Item(k, v) => f(k, v).map_err(Fault::Callback)?,
+            Member::End => return Ok(()),
+            Member::BadValue(k, e) if wanted.is_some_and(|w| w(&k)) => {
+                return Err(Fault::WantedValue(e));
+            }
+            Member::BadValue(_, e) | Member::Fault(e) => return Err(Fault::Scan(e)),
+        }
     }
 }
 

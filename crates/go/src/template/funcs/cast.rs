@@ -25,39 +25,11 @@ pub(super) fn to_int64(v: &Value<'_>) -> i64 {
                     };
                 }
             }
-            parse_int_base0(t).unwrap_or(0)
+            // cast v1.10.0: `strconv.ParseInt(s, 0, 0)`.
+            crate::strconv::parse_int(t, 0, 64).unwrap_or(0)
         }
         _ => 0,
     }
-}
-
-/// Go's `strconv.ParseInt(s, 0, 64)`.
-fn parse_int_base0(s: &str) -> Option<i64> {
-    let (neg, body) = match s.strip_prefix('-') {
-        Some(b) => (true, b),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let lower = body.to_ascii_lowercase();
-    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
-        (16, d.to_string())
-    } else if let Some(d) = lower.strip_prefix("0o") {
-        (8, d.to_string())
-    } else if let Some(d) = lower.strip_prefix("0b") {
-        (2, d.to_string())
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        (8, lower[1..].to_string())
-    } else {
-        (10, lower.clone())
-    };
-    if digits.is_empty() || digits.starts_with('_') || digits.contains("__") {
-        return None;
-    }
-    if radix == 10 && digits.contains('_') {
-        return None;
-    }
-    let digits: String = digits.chars().filter(|c| *c != '_').collect();
-    let v = i128::from_str_radix(&digits, radix).ok()?;
-    i64::try_from(if neg { -v } else { v }).ok()
 }
 
 /// spf13/cast `ToFloat64`.
@@ -68,5 +40,36 @@ pub(super) fn to_float64(v: &Value<'_>) -> f64 {
         Value::Bool(b) => *b as i64 as f64,
         Value::Str(s) => crate::strconv::parse_float(s).unwrap_or(0.0),
         _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(s, cast.ToInt64(s))` as spf13/cast v1.10.0 (Loki 3.7.8's) answered.
+    const TO_INT64_CASES: &[(&str, i64)] = &[
+        ("42", 42),
+        ("1_000", 1000),
+        ("0_17", 15),
+        ("0x_1f", 31),
+        ("+-5", 0),
+        ("-+5", 0),
+        ("0x1F", 31),
+        ("017", 15),
+        ("10_", 0),
+        ("1.5", 1),
+        ("-0.5", 0),
+        (".5", 0),
+        ("0b101", 5),
+        ("9223372036854775808", 0),
+        ("-9223372036854775808", -9223372036854775808),
+    ];
+
+    #[test]
+    fn strings_convert_as_spf13_cast() {
+        for (s, want) in TO_INT64_CASES {
+            assert_eq!(to_int64(&Value::Str((*s).into())), *want, "{s:?}");
+        }
     }
 }

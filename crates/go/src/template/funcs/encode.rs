@@ -1,7 +1,7 @@
 //! Encodings: URL query escaping, base64, and the HTML/JS escapers of Go's
 //! `text/template`.
 
-use crate::template::printf::go_quote;
+use crate::strconv::quote;
 
 /// Go's `url.QueryEscape`.
 pub(super) fn query_escape(s: &str) -> String {
@@ -29,13 +29,13 @@ pub(super) fn query_unescape(s: &str) -> Result<String, String> {
                 let hex = |c: u8| (c as char).to_digit(16);
                 if k + 2 >= b.len() {
                     let bad: String = s[k..].chars().take(3).collect();
-                    return Err(format!("invalid URL escape {}", go_quote(&bad)));
+                    return Err(format!("invalid URL escape {}", quote(&bad)));
                 }
                 match (hex(b[k + 1]), hex(b[k + 2])) {
                     (Some(h), Some(l)) => out.push((h * 16 + l) as u8),
                     _ => {
                         let bad = String::from_utf8_lossy(&b[k..k + 3]).into_owned();
-                        return Err(format!("invalid URL escape {}", go_quote(&bad)));
+                        return Err(format!("invalid URL escape {}", quote(&bad)));
                     }
                 }
                 k += 3;

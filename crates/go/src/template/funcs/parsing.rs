@@ -1,7 +1,7 @@
 //! Functions that read a value out of text: durations, byte sizes, regular
 //! expressions and Unix epochs, each failing with Go's error text.
 
-use crate::template::printf::go_quote;
+use crate::strconv::parse_int;
 use crate::time::GoTime;
 
 /// Go's `time.ParseDuration`, in seconds (`Duration.Seconds`).
@@ -55,21 +55,8 @@ pub(crate) fn regex(pat: &str) -> Result<regex::Regex, String> {
 }
 
 pub(super) fn unix_to_time(epoch: &str) -> Result<GoTime, String> {
-    let parsed = epoch.parse::<i64>();
     let err = |e: String| format!("unable to parse time '{epoch}': {e}");
-    let go_err = |e: &std::num::ParseIntError| {
-        let kind = match e.kind() {
-            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
-                "value out of range"
-            }
-            _ => "invalid syntax",
-        };
-        format!("strconv.ParseInt: parsing {}: {kind}", go_quote(epoch))
-    };
-    let i = match &parsed {
-        Ok(i) => *i,
-        Err(e) => return Err(err(go_err(e))),
-    };
+    let i = parse_int(epoch, 10, 64).map_err(|e| err(e.to_string()))?;
     Ok(match epoch.len() {
         5 => GoTime::from_unix(i * 86_400),
         10 => GoTime::from_unix(i),
