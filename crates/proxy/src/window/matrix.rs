@@ -16,11 +16,11 @@ use cache::{CacheKey, Encoding};
 
 use super::WindowContext;
 use super::fill;
-use engine::answer::matrix_codec;
 use super::metric_split::MetricWindow;
 use super::task::WindowTask;
 use crate::context::RequestContext;
 use crate::error::ApiError;
+use engine::answer::matrix_codec;
 use engine::metric::{Grid, Labels, Matrix, Point, Series};
 
 /// The cache label of metric window entries in `lokivl_cache_requests_total`.

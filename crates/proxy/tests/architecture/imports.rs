@@ -29,10 +29,10 @@ pub(crate) fn read_crate(src: &Path) -> Graph {
         let text = fs::read_to_string(src.join(file)).unwrap();
         let mut targets = BTreeSet::new();
         for path in paths_in(&strip_comments(&text), module) {
-            if let Some(target) = resolve(&by_module, &path) {
-                if &target != file {
-                    targets.insert(target);
-                }
+            if let Some(target) = resolve(&by_module, &path)
+                && &target != file
+            {
+                targets.insert(target);
             }
         }
         edges.insert(file.clone(), targets);
@@ -193,17 +193,15 @@ fn paths_in(text: &str, module: &[String]) -> Vec<Vec<String>> {
             .chain(inline.iter().map(|(_, n)| n.clone()))
             .collect();
         let starts = ["crate::", "super::"];
-        if at_word {
-            if let Some(s) = starts.iter().find(|s| text[i..].starts_with(*s)) {
-                let (paths, end) = parse_tree(text, i);
-                for p in paths {
-                    if let Some(abs) = absolute(&p, &here) {
-                        out.push(abs);
-                    }
+        if at_word && let Some(s) = starts.iter().find(|s| text[i..].starts_with(*s)) {
+            let (paths, end) = parse_tree(text, i);
+            for p in paths {
+                if let Some(abs) = absolute(&p, &here) {
+                    out.push(abs);
                 }
-                i = end.max(i + s.len());
-                continue;
             }
+            i = end.max(i + s.len());
+            continue;
         }
         i += 1;
     }
