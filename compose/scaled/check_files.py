@@ -9,18 +9,26 @@
   crates/ (a `_bucket` series by its histogram's name), so a renamed
   metric does not leave an empty panel unnoticed;
 - every dashboard query names its datasource through ${DS_PROMETHEUS}, so
-  the file imports into any Grafana.
+  the file imports into any Grafana;
+- with --prometheus URL, every dashboard query is evaluated by that
+  Prometheus (which scrapes lokivl replicas): a query it refuses is a
+  problem, one that returns no series is listed (a shared-tier panel is
+  empty while --shared-cache is off).
 
-Run from anywhere: python3 compose/scaled/check_files.py
+Run from anywhere: python3 compose/scaled/check_files.py [--prometheus URL]
 Exit status 1 on a problem, with one line per problem.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import pathlib
 import re
 import sys
+import urllib.error
+import urllib.parse
+import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "compose" / "docker-compose.scaled.yml"
@@ -33,7 +41,27 @@ YAMLS = [
 DS = "${DS_PROMETHEUS}"
 
 
+def evaluate(prometheus: str, dash: dict, problems: list) -> None:
+    """Runs every dashboard query as an instant query, as Grafana would."""
+    for panel in dash["panels"]:
+        for t in panel.get("targets", []):
+            expr = t["expr"].replace("$__rate_interval", "1m").replace("$instance", ".+")
+            url = prometheus.rstrip("/") + "/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+            try:
+                with urllib.request.urlopen(url, timeout=10) as r:
+                    answer = json.load(r)
+            except urllib.error.HTTPError as e:
+                answer = json.load(e)
+            if answer.get("status") != "success":
+                problems.append(f"panel {panel['title']!r} {t['refId']}: {answer.get('error')}")
+            elif not answer["data"]["result"]:
+                print(f"no series yet: panel {panel['title']!r} {t['refId']}")
+
+
 def main() -> int:
+    ap = argparse.ArgumentParser(description="Checks the scaled compose set-up's files.")
+    ap.add_argument("--prometheus", help="evaluate the dashboard's queries on this Prometheus")
+    args = ap.parse_args()
     problems: list[str] = []
     try:
         import yaml  # type: ignore
@@ -71,6 +99,8 @@ def main() -> int:
         base = re.sub(r"_(bucket|sum|count)$", "", name)
         if f'"{base}"' not in sources:
             problems.append(f"dashboard queries {name}, which no crate registers")
+    if args.prometheus:
+        evaluate(args.prometheus, dash, problems)
     for p in problems:
         print(p)
     print(f"{len(used)} lokivl metrics in the dashboard; {len(problems)} problems")
