@@ -135,9 +135,7 @@ fn positive(form: &Form, key: &str, default: u32) -> Result<u32, ApiError> {
     match form.get(key) {
         "" => Ok(default),
         raw => {
-            let n: i64 = raw.parse().map_err(|_| {
-                ApiError::BadRequest(format!("strconv.Atoi: parsing {raw:?}: invalid syntax"))
-            })?;
+            let n = go::strconv::atoi(raw).map_err(|e| ApiError::BadRequest(e.to_string()))?;
             if n <= 0 {
                 return Err(ApiError::BadRequest(
                     "limit must be a positive value".into(),

@@ -165,9 +165,7 @@ fn volume_params(form: &Form, ctx: &RequestContext) -> Result<VolumeParams, ApiE
     let limit = match form.get("limit") {
         "" | "0" => DEFAULT_LIMIT,
         raw => {
-            let n: i64 = raw.parse().map_err(|_| {
-                ApiError::BadRequest(format!("strconv.Atoi: parsing {raw:?}: invalid syntax"))
-            })?;
+            let n = go::strconv::atoi(raw).map_err(|e| ApiError::BadRequest(e.to_string()))?;
             if n <= 0 {
                 return Err(ApiError::BadRequest(
                     "limit must be a positive value".into(),
