@@ -17,6 +17,7 @@ pub mod stream;
 pub mod tls;
 pub mod url;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -178,9 +179,22 @@ impl BackendOptions {
     }
 }
 
-/// A cheap-to-clone handle on the pooled VictoriaLogs client.
+/// A cheap-to-clone handle on the pooled VictoriaLogs client: one shared
+/// pointer, so a request clones one `Arc`.
 #[derive(Debug, Clone)]
-pub struct Backend {
+pub struct Backend(Arc<Pool>);
+
+impl std::ops::Deref for Backend {
+    type Target = Pool;
+
+    fn deref(&self) -> &Pool {
+        &self.0
+    }
+}
+
+/// The client, bounds and state every [`Backend`] handle shares.
+#[derive(Debug)]
+pub struct Pool {
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     url: BackendUrl,
     opts: BackendOptions,
@@ -199,7 +213,7 @@ impl Backend {
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .pool_max_idle_per_host(POOL_MAX_IDLE)
             .build(connector);
-        Self {
+        Self(Arc::new(Pool {
             client,
             url,
             breaker: Breaker::new(opts.breaker_failures, opts.breaker_cooldown),
@@ -207,7 +221,7 @@ impl Backend {
             dialect: Dialect::default(),
             opts,
             metrics,
-        }
+        }))
     }
 
     /// Tenants of one multi-tenant call asked at the same time ([`crate::tenant::fanout`]).
