@@ -16,6 +16,7 @@ pub mod request;
 pub mod stream;
 pub mod tls;
 pub mod url;
+pub mod values;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,6 +37,7 @@ use self::breaker::Breaker;
 use self::dialect::{Dialect, OffsetRule};
 use self::gate::Gate;
 pub use self::request::{LogsQl, Request, Take};
+pub use self::values::Hit;
 pub use crate::error::backend::BackendError;
 
 /// How long an idle pooled connection is kept; VictoriaLogs closes idle ones after ~2 min.
@@ -315,7 +317,8 @@ impl Backend {
     /// Sends `req` to one VictoriaLogs tenant and returns the whole 2xx body.
     ///
     /// Calls for a request's tenant (one or several) go through
-    /// [`Backend::send`] ([`crate::tenant::fanout`]).
+    /// [`Backend::send_rows`], [`Backend::send_values`] or [`Backend::send`]
+    /// ([`crate::tenant::fanout`]).
     ///
     /// # Errors
     /// [`BackendError`] on connection failure, deadline, non-2xx status or a broken body.

@@ -53,21 +53,9 @@ pub async fn detected_labels(
     }
     let sel = streams::select(form.logql("query")?, false, ctx.discovery())?;
     let req = Request::new(Endpoint::Streams, sel.vl_query.as_str(), b.start, b.end);
-    let body = state.backend.send(&ctx, &req).await?;
-    #[derive(serde::Deserialize)]
-    struct Hit {
-        value: String,
-    }
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        values: Vec<Hit>,
-    }
-    let a: Answer = serde_json::from_slice(&body).map_err(|e| ApiError::BackendFailed {
-        status: http::StatusCode::BAD_GATEWAY,
-        message: format!("invalid response from VictoriaLogs: {e}"),
-    })?;
+    let hits = state.backend.send_values(&ctx, &req).await?;
     let mut values: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for h in a.values {
+    for h in hits {
         let labels = streams::derive_labels(&h.value, ctx.discovery())?;
         if !sel.keeps(&labels) {
             continue;

@@ -85,14 +85,14 @@ pub async fn stream_stats(
     );
     let mut body = state
         .backend
-        .send(ctx, &Request::query(q, start, end))
+        .send_rows(ctx, &Request::query(q, start, end))
         .await?;
     let mut out = Vec::new();
     // With a step, a stream has one row per bucket: derive its labels once
     // (without one, every row is another stream and a cache only costs).
     let mut derived: HashMap<&str, Vec<(String, String)>> = HashMap::new();
     for_each_row(
-        &mut body[..],
+        &mut body,
         |row| {
             let get = |k: &str| row.iter().find(|(n, _)| *n == k).map_or("", |(_, v)| *v);
             let stream = match get("_stream") {
