@@ -317,7 +317,7 @@ impl Backend {
     /// Sends `req` to one VictoriaLogs tenant and returns the whole 2xx body.
     ///
     /// Calls for a request's tenant (one or several) go through
-    /// [`Backend::send_rows`], [`Backend::send_values`] or [`Backend::send`]
+    /// [`Backend::send_rows`] or [`Backend::send_values`]
     /// ([`crate::tenant::fanout`]).
     ///
     /// # Errors

@@ -16,7 +16,6 @@
 pub mod merge;
 pub mod narrow;
 
-use bytes::BytesMut;
 use engine::ndjson::Body;
 
 use super::{Member, TENANT_LABEL, Tenant};
@@ -24,33 +23,17 @@ use crate::backend::{Backend, BackendError, Endpoint, Hit, Request, values};
 use crate::context::RequestContext;
 
 impl Backend {
-    /// Sends `req` for the request's single tenant and returns the whole
-    /// 2xx body (VictoriaLogs stats and hits, whose answers cannot be
-    /// merged over tenants).
+    /// Sends a `/select/logsql/query` call for the request's tenant: one
+    /// tenant's NDJSON as received, or several tenants' rows merged
+    /// ([`merge::rows`]).
     ///
     /// It lives here, above [`Backend::send_one`], so that the client knows
     /// nothing of fan-out.
     ///
     /// # Errors
     /// [`BackendError`] on connection failure, deadline, non-2xx status or a
-    /// broken body; [`BackendError::Unsupported`] for several tenants.
-    pub async fn send(
-        &self,
-        ctx: &RequestContext,
-        req: &Request,
-    ) -> Result<BytesMut, BackendError> {
-        match ctx.single_tenant() {
-            Some(one) => self.send_one(one, req).await,
-            None => Err(refusal(ctx.tenant(), req)),
-        }
-    }
-
-    /// Sends a `/select/logsql/query` call for the request's tenant: one
-    /// tenant's NDJSON as received, or several tenants' rows merged
-    /// ([`merge::rows`]).
-    ///
-    /// # Errors
-    /// As [`Backend::send`]; a member's broken answer names the tenant.
+    /// broken body (a member's broken answer names the tenant);
+    /// [`BackendError::Unsupported`] over several tenants for another endpoint.
     pub async fn send_rows(
         &self,
         ctx: &RequestContext,
@@ -83,8 +66,8 @@ impl Backend {
     /// names; streams labelled with their tenant, in member order).
     ///
     /// # Errors
-    /// As [`Backend::send`]; [`BackendError::Body`] for an answer that is
-    /// not a values answer.
+    /// As [`Backend::send_rows`]; [`BackendError::Body`] for an answer that
+    /// is not a values answer.
     pub async fn send_values(
         &self,
         ctx: &RequestContext,
@@ -150,14 +133,8 @@ fn multi(ctx: &RequestContext) -> Result<&Tenant, BackendError> {
     }
 }
 
-/// Why `req` cannot run over several tenants (or, for an unresolved
-/// tenant, at all).
+/// Why `req` cannot run over the several tenants of `tenant`.
 fn refusal(tenant: &Tenant, req: &Request) -> BackendError {
-    if !tenant.is_multi() {
-        return BackendError::Request(
-            "internal error: a VictoriaLogs call was made without the request's tenant".into(),
-        );
-    }
     BackendError::Unsupported(format!(
         "queries over several tenants (X-Scope-OrgID {}) are supported for log queries, \
          labels, label values and series; this one needs VictoriaLogs `{}` per tenant",

@@ -68,7 +68,7 @@ pub(super) async fn fetch_levels(
         ctx,
         &b,
         |o| level.plan.stats_query_after(bucket, o, &by, &pipes),
-        |body, g| buckets::decode_by_stream(body, g),
+        buckets::decode_by_stream,
     )
     .await?
     .into_iter()

@@ -156,7 +156,7 @@ fn narrow_text<'a>(query: &str, members: &'a [Member]) -> Result<Narrowed<'a>, B
     }
     out.push_str(rest);
     Ok(Narrowed {
-        query: found.then(|| LogsQl::Text(out)),
+        query: found.then_some(LogsQl::Text(out)),
         members: kept,
     })
 }
