@@ -11,7 +11,13 @@
 //! calls, through [`Decoder`]), and the extra fields of all rows share one
 //! flat vector.
 
+pub mod objects;
+pub mod rowset;
+pub mod source;
 pub mod stats_rows;
+
+pub use rowset::RowSet;
+pub use source::{Body, Source};
 
 use std::ops::Range;
 
@@ -94,6 +100,19 @@ impl Decoder {
         }
     }
 
+    /// Decodes an answer (an NDJSON body, or rows lokivl merged), appending
+    /// to `out`.
+    ///
+    /// # Errors
+    /// [`DecodeError`] as for an NDJSON body ([`Source::rows_into`]).
+    pub fn decode<'a, S: Source + ?Sized>(
+        &mut self,
+        src: &'a mut S,
+        out: &mut Rows<'a>,
+    ) -> Result<(), DecodeError> {
+        src.rows_into(self, out)
+    }
+
     /// Decodes an NDJSON body, appending to `out`. Empty (whitespace-only)
     /// lines are skipped; `\r\n` line ends are accepted.
     ///
@@ -104,7 +123,7 @@ impl Decoder {
     /// [`DecodeError`] for a line that is not a JSON object, a missing or
     /// malformed `_time`, or a non-string `_msg`/`_stream`. The body is left
     /// partly rewritten in that case.
-    pub fn decode<'a>(
+    pub(crate) fn decode_ndjson<'a>(
         &mut self,
         ndjson: &'a mut [u8],
         out: &mut Rows<'a>,

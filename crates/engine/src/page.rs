@@ -13,7 +13,7 @@ use crate::direction::Direction;
 use crate::discovery::stream::{with_detected_level, with_service_name};
 use crate::encode::pipeline::{Entry, Processed};
 use crate::labels::{parse_stream, sanitize_label_name};
-use crate::ndjson::{Decoder, Rows};
+use crate::ndjson::{Decoder, Rows, Source};
 use crate::pipeline::Pipeline;
 use crate::work::Stop;
 
@@ -42,7 +42,7 @@ pub struct RunParams {
 #[allow(clippy::too_many_arguments)]
 pub fn eval_page(
     decoder: &mut Decoder,
-    body: &mut [u8],
+    body: &mut (impl Source + ?Sized),
     pipeline: &mut Pipeline,
     p: &RunParams,
     want: usize,

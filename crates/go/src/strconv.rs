@@ -11,7 +11,7 @@ mod atoi;
 mod ftoa;
 mod isprint;
 
-pub use atoi::{ParseIntError, parse_int};
+pub use atoi::{AtoiError, ParseIntError, atoi, parse_int};
 pub(crate) use ftoa::format_float_g;
 
 use isprint::{IS_NOT_PRINT16, IS_NOT_PRINT32, IS_PRINT16, IS_PRINT32};

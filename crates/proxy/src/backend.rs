@@ -16,7 +16,9 @@ pub mod request;
 pub mod stream;
 pub mod tls;
 pub mod url;
+pub mod values;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -35,6 +37,7 @@ use self::breaker::Breaker;
 use self::dialect::{Dialect, OffsetRule};
 use self::gate::Gate;
 pub use self::request::{LogsQl, Request, Take};
+pub use self::values::Hit;
 pub use crate::error::backend::BackendError;
 
 /// How long an idle pooled connection is kept; VictoriaLogs closes idle ones after ~2 min.
@@ -178,9 +181,22 @@ impl BackendOptions {
     }
 }
 
-/// A cheap-to-clone handle on the pooled VictoriaLogs client.
+/// A cheap-to-clone handle on the pooled VictoriaLogs client: one shared
+/// pointer, so a request clones one `Arc`.
 #[derive(Debug, Clone)]
-pub struct Backend {
+pub struct Backend(Arc<Pool>);
+
+impl std::ops::Deref for Backend {
+    type Target = Pool;
+
+    fn deref(&self) -> &Pool {
+        &self.0
+    }
+}
+
+/// The client, bounds and state every [`Backend`] handle shares.
+#[derive(Debug)]
+pub struct Pool {
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     url: BackendUrl,
     opts: BackendOptions,
@@ -199,7 +215,7 @@ impl Backend {
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .pool_max_idle_per_host(POOL_MAX_IDLE)
             .build(connector);
-        Self {
+        Self(Arc::new(Pool {
             client,
             url,
             breaker: Breaker::new(opts.breaker_failures, opts.breaker_cooldown),
@@ -207,7 +223,7 @@ impl Backend {
             dialect: Dialect::default(),
             opts,
             metrics,
-        }
+        }))
     }
 
     /// Tenants of one multi-tenant call asked at the same time ([`crate::tenant::fanout`]).
@@ -301,7 +317,8 @@ impl Backend {
     /// Sends `req` to one VictoriaLogs tenant and returns the whole 2xx body.
     ///
     /// Calls for a request's tenant (one or several) go through
-    /// [`Backend::send`] ([`crate::tenant::fanout`]).
+    /// [`Backend::send_rows`] or [`Backend::send_values`]
+    /// ([`crate::tenant::fanout`]).
     ///
     /// # Errors
     /// [`BackendError`] on connection failure, deadline, non-2xx status or a broken body.

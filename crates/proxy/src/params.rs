@@ -72,10 +72,12 @@ pub struct InstantParams {
 pub fn bounds(form: &Form, now: i64) -> Result<Bounds, ParamError> {
     let since = match form.get("since") {
         "" => DEFAULT_SINCE_NS,
-        s => duration::parse_prometheus(s).map_err(|e| ParamError::Bound {
-            param: "since",
-            reason: e.to_string(),
-        })?,
+        s => go::duration::Duration::parse_prometheus(s)
+            .map(go::duration::Duration::as_nanos)
+            .map_err(|e| ParamError::Bound {
+                param: "since",
+                reason: e.to_string(),
+            })?,
     };
     let end = timestamp::parse_timestamp(form.get("end"), now).map_err(|e| ParamError::Bound {
         param: "end",
@@ -95,14 +97,13 @@ pub fn bounds(form: &Form, now: i64) -> Result<Bounds, ParamError> {
 /// `limit`, default 100, must be positive.
 ///
 /// # Errors
-/// [`ParamError::LimitSyntax`] or [`ParamError::LimitNotPositive`].
+/// [`ParamError::LimitInvalid`] or [`ParamError::LimitNotPositive`].
 pub fn limit(form: &Form) -> Result<u32, ParamError> {
     let raw = form.get("limit");
     if raw.is_empty() {
         return Ok(DEFAULT_LIMIT);
     }
-    let n =
-        go::strconv::parse_int(raw, 10, 64).map_err(|_| ParamError::LimitSyntax(raw.to_owned()))?;
+    let n = go::strconv::atoi(raw).map_err(ParamError::LimitInvalid)?;
     if n <= 0 {
         return Err(ParamError::LimitNotPositive);
     }
@@ -335,6 +336,16 @@ mod tests {
         assert_eq!(
             range_err("limit=ten"),
             r#"strconv.Atoi: parsing "ten": invalid syntax"#
+        );
+        // Past 64 bits Go's Atoi says so (not "invalid syntax").
+        assert_eq!(
+            range_err("limit=99999999999999999999"),
+            r#"strconv.Atoi: parsing "99999999999999999999": value out of range"#
+        );
+        // Far past u32 but within i64: capped, then refused by max entries.
+        assert_eq!(
+            range_params(&form("limit=9999999999"), NOW).unwrap().limit,
+            u32::MAX
         );
         assert_eq!(range_params(&form("limit=5000"), NOW).unwrap().limit, 5000);
         assert_eq!(

@@ -3,6 +3,7 @@
 //! One registry per [`Metrics`] value (not the global default) so tests and
 //! several routers in one process do not share counters.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus::{
@@ -10,9 +11,22 @@ use prometheus::{
     TextEncoder,
 };
 
-/// The proxy's metrics and the registry that serves them.
+/// The proxy's metrics and the registry that serves them: one shared
+/// pointer, so a request clones one `Arc`, not one per metric.
 #[derive(Debug, Clone)]
-pub struct Metrics {
+pub struct Metrics(Arc<Registered>);
+
+impl std::ops::Deref for Metrics {
+    type Target = Registered;
+
+    fn deref(&self) -> &Registered {
+        &self.0
+    }
+}
+
+/// The metrics behind a [`Metrics`] handle.
+#[derive(Debug)]
+pub struct Registered {
     registry: Registry,
     requests: IntCounterVec,
     request_duration: HistogramVec,
@@ -154,7 +168,7 @@ impl Metrics {
         registry.register(Box::new(request_duration.clone()))?;
         registry.register(Box::new(backend_requests.clone()))?;
         registry.register(Box::new(backend_duration.clone()))?;
-        Ok(Self {
+        Ok(Self(Arc::new(Registered {
             registry,
             requests,
             request_duration,
@@ -167,9 +181,11 @@ impl Metrics {
             cache_requests,
             cache_state,
             offset_rule,
-        })
+        })))
     }
+}
 
+impl Registered {
     /// Sets the backend gate gauges.
     pub fn set_backend_load(&self, waiting: usize, running: usize) {
         let g = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);

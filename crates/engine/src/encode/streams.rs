@@ -32,7 +32,7 @@ use logsql_ast::Discovery;
 use crate::answer::{Category, LogAnswer, LogStats, encode::write_streams};
 use crate::direction::Direction;
 pub use crate::ndjson::DecodeError;
-use crate::ndjson::{Decoder, Row, Rows};
+use crate::ndjson::{Decoder, Row, Rows, Source};
 use labels::{StreamInfo, entry_labels, intern_key, merge_labels, parse_streams, write_label_key};
 use name::{Kind, Lbl};
 
@@ -69,7 +69,7 @@ pub struct StreamsSummary {
 /// # Errors
 /// [`DecodeError`] on malformed NDJSON.
 pub fn encode_streams(
-    ndjson: &mut [u8],
+    ndjson: &mut (impl Source + ?Sized),
     opts: &StreamsOptions,
     out: &mut Vec<u8>,
 ) -> Result<StreamsSummary, DecodeError> {
@@ -84,12 +84,12 @@ pub fn encode_streams(
 /// # Errors
 /// [`DecodeError`] on malformed NDJSON.
 pub fn encode_streams_discovered(
-    ndjson: &mut [u8],
+    ndjson: &mut (impl Source + ?Sized),
     opts: &StreamsOptions,
     discovery: &Discovery,
     out: &mut Vec<u8>,
 ) -> Result<StreamsSummary, DecodeError> {
-    with_encoder(ndjson.len(), |enc| {
+    with_encoder(ndjson.byte_len(), |enc| {
         enc.encode_discovered(ndjson, opts, discovery, Instant::now(), out)
     })
 }
@@ -101,12 +101,12 @@ pub fn encode_streams_discovered(
 /// # Errors
 /// [`DecodeError`] on malformed NDJSON.
 pub fn decode_streams(
-    ndjson: &mut [u8],
+    ndjson: &mut (impl Source + ?Sized),
     opts: &StreamsOptions,
     discovery: &Discovery,
 ) -> Result<LogAnswer, DecodeError> {
     let mut answer = LogAnswer::new(opts.categorize);
-    with_encoder(ndjson.len(), |enc| {
+    with_encoder(ndjson.byte_len(), |enc| {
         enc.decode_into(ndjson, opts, discovery, &mut answer)
     })?;
     Ok(answer)
@@ -121,12 +121,12 @@ pub fn decode_streams(
 /// # Errors
 /// [`DecodeError`] on malformed NDJSON.
 pub fn encode_streams_since(
-    ndjson: &mut [u8],
+    ndjson: &mut (impl Source + ?Sized),
     opts: &StreamsOptions,
     query_start: Instant,
     out: &mut Vec<u8>,
 ) -> Result<StreamsSummary, DecodeError> {
-    with_encoder(ndjson.len(), |enc| {
+    with_encoder(ndjson.byte_len(), |enc| {
         enc.encode(ndjson, opts, query_start, out)
     })
 }
@@ -202,7 +202,7 @@ impl StreamsEncoder {
     /// [`DecodeError`] on malformed NDJSON; `out` may then hold a partial body.
     pub fn encode(
         &mut self,
-        ndjson: &mut [u8],
+        ndjson: &mut (impl Source + ?Sized),
         opts: &StreamsOptions,
         query_start: Instant,
         out: &mut Vec<u8>,
@@ -217,7 +217,7 @@ impl StreamsEncoder {
     /// [`DecodeError`] on malformed NDJSON; `out` is then left as it was.
     pub fn encode_discovered(
         &mut self,
-        ndjson: &mut [u8],
+        ndjson: &mut (impl Source + ?Sized),
         opts: &StreamsOptions,
         discovery: &Discovery,
         query_start: Instant,
@@ -239,7 +239,7 @@ impl StreamsEncoder {
     /// [`DecodeError`] on malformed NDJSON.
     pub fn decode_into(
         &mut self,
-        ndjson: &mut [u8],
+        ndjson: &mut (impl Source + ?Sized),
         opts: &StreamsOptions,
         discovery: &Discovery,
         answer: &mut LogAnswer,
@@ -256,7 +256,7 @@ impl StreamsEncoder {
 
     fn decode_and_build<'a>(
         &mut self,
-        ndjson: &'a mut [u8],
+        ndjson: &'a mut (impl Source + ?Sized),
         rows: &mut Rows<'a>,
         opts: &StreamsOptions,
         discovery: &Discovery,

@@ -8,7 +8,7 @@ use logsql_ast::StatsFunc;
 use super::error::EngineError;
 use super::series::{Labels, normalize};
 use crate::labels::sanitize_label_name;
-use crate::ndjson::{Decoder, Rows};
+use crate::ndjson::{Decoder, Rows, Source};
 
 /// VictoriaLogs' stream field: the grouping that makes `service_name` exact.
 pub const STREAM_FIELD: &str = "_stream";
@@ -103,7 +103,7 @@ pub fn project(labels: Labels, grouping: Option<&Grouping>) -> Labels {
 /// # Errors
 /// [`EngineError::Backend`] for malformed NDJSON or numbers.
 pub fn decode(
-    body: &mut [u8],
+    body: &mut (impl Source + ?Sized),
     bucket_ns: i64,
     grouping: Option<&Grouping>,
 ) -> Result<Vec<BucketSeries>, EngineError> {
@@ -117,12 +117,15 @@ pub fn decode(
 ///
 /// # Errors
 /// As [`decode`].
-pub fn decode_by_stream(body: &mut [u8], bucket_ns: i64) -> Result<Vec<BucketSeries>, EngineError> {
+pub fn decode_by_stream(
+    body: &mut (impl Source + ?Sized),
+    bucket_ns: i64,
+) -> Result<Vec<BucketSeries>, EngineError> {
     decode_rows(body, bucket_ns, None, true)
 }
 
 fn decode_rows(
-    body: &mut [u8],
+    body: &mut (impl Source + ?Sized),
     bucket_ns: i64,
     grouping: Option<&Grouping>,
     keep_stream: bool,

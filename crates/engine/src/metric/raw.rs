@@ -14,7 +14,7 @@ use super::error::EngineError;
 use super::grid::Grid;
 use super::series::{Labels, Matrix, Point, Series};
 use super::window::WindowSpec;
-use crate::ndjson::{Decoder, Rows};
+use crate::ndjson::{Decoder, Rows, Source};
 
 /// Samples of one series, ascending by time.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -30,7 +30,7 @@ pub struct RawSeries {
 /// # Errors
 /// [`EngineError::Backend`] for malformed NDJSON or numbers.
 pub fn decode(
-    body: &mut [u8],
+    body: &mut (impl Source + ?Sized),
     grouping: Option<&Grouping>,
     divisor: f64,
 ) -> Result<Vec<RawSeries>, EngineError> {

@@ -19,7 +19,7 @@ use super::raw::RawSeries;
 use super::series::{Labels, sorted};
 use crate::discovery::stream::{with_detected_level, with_service_name};
 use crate::labels::{parse_stream, sanitize_label_name};
-use crate::ndjson::{Decoder, Rows};
+use crate::ndjson::{Decoder, Rows, Source};
 use crate::pipeline::Pipeline;
 use crate::pipeline::hints::{Hints, MetricGrouping};
 use crate::pipeline::label_filter::StrMatcher;
@@ -102,7 +102,7 @@ fn convert(v: &str, conv: UnwrapConversion) -> Result<f64, String> {
 /// build, [`EngineError::Backend`] for malformed NDJSON,
 /// [`EngineError::Stopped`] once `stop` says so.
 pub fn extract(
-    body: &mut [u8],
+    body: &mut (impl Source + ?Sized),
     stages: &[Stage],
     post: &[LabelFilter],
     ex: &Extract<'_>,

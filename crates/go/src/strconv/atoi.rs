@@ -54,6 +54,33 @@ pub fn parse_int(s: &str, base: u32, bit_size: u32) -> Result<i64, ParseIntError
     Ok(if neg { n.wrapping_neg() } else { n })
 }
 
+/// Why Go's `strconv.Atoi` refused `s`; `Display` is Go's text
+/// (`strconv.Atoi: parsing "x": value out of range`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AtoiError {
+    /// Not a decimal integer.
+    #[error("strconv.Atoi: parsing {}: invalid syntax", quote(.0))]
+    Syntax(String),
+    /// A decimal integer beyond 64 bits.
+    #[error("strconv.Atoi: parsing {}: value out of range", quote(.0))]
+    Range(String),
+}
+
+/// Go's `strconv.Atoi` on a 64-bit platform: `ParseInt(s, 10, 0)` with the
+/// error naming `Atoi` (Go's fast path for short input answers the same).
+///
+/// # Errors
+/// [`AtoiError`] with Go's text.
+pub fn atoi(s: &str) -> Result<i64, AtoiError> {
+    parse_int(s, 10, 64).map_err(|e| match e {
+        ParseIntError::Range(s) => AtoiError::Range(s),
+        // Base 10 and 64 bits are valid, so only syntax is left.
+        ParseIntError::Syntax(s) | ParseIntError::Base(s, _) | ParseIntError::BitSize(s, _) => {
+            AtoiError::Syntax(s)
+        }
+    })
+}
+
 /// How Go's `ParseUint` failed (its texts are [`ParseIntError`]'s).
 enum UintError {
     Syntax,
@@ -349,6 +376,46 @@ mod tests {
         ),
         ("42", 10, 0, Ok(42)),
     ];
+
+    /// `strconv.Atoi(s)` as Go 1.26.8 answers on amd64.
+    #[test]
+    fn atoi_matches_go() {
+        for (s, want) in [
+            ("42", Ok(42)),
+            ("-7", Ok(-7)),
+            ("+3", Ok(3)),
+            ("007", Ok(7)),
+            ("", Err(r#"strconv.Atoi: parsing "": invalid syntax"#)),
+            ("ten", Err(r#"strconv.Atoi: parsing "ten": invalid syntax"#)),
+            (
+                "1_000",
+                Err(r#"strconv.Atoi: parsing "1_000": invalid syntax"#),
+            ),
+            (
+                "0x10",
+                Err(r#"strconv.Atoi: parsing "0x10": invalid syntax"#),
+            ),
+            ("9223372036854775807", Ok(i64::MAX)),
+            (
+                "9223372036854775808",
+                Err(r#"strconv.Atoi: parsing "9223372036854775808": value out of range"#),
+            ),
+            (
+                "-99999999999999999999",
+                Err(r#"strconv.Atoi: parsing "-99999999999999999999": value out of range"#),
+            ),
+            (
+                "\u{1}",
+                Err(r#"strconv.Atoi: parsing "\x01": invalid syntax"#),
+            ),
+        ] {
+            assert_eq!(
+                atoi(s).map_err(|e| e.to_string()),
+                want.map_err(str::to_owned),
+                "{s:?}"
+            );
+        }
+    }
 
     #[test]
     fn parse_int_matches_go() {

@@ -2,7 +2,7 @@
 //! them, whichever time-bucket offset rule the VictoriaLogs release follows
 //! ([`crate::backend::dialect`]).
 
-use bytes::BytesMut;
+use engine::ndjson::Body;
 
 use super::AppState;
 use crate::backend::Request;
@@ -33,7 +33,7 @@ pub(super) async fn fetch(
     ctx: &RequestContext,
     b: &Bucketed,
     query: impl Fn(i64) -> String,
-    decode: impl Fn(&mut BytesMut, i64) -> Result<Vec<BucketSeries>, EngineError>,
+    decode: impl Fn(&mut Body, i64) -> Result<Vec<BucketSeries>, EngineError>,
 ) -> Result<Vec<BucketSeries>, ApiError> {
     let backend = &state.backend;
     let mut rule = backend
@@ -71,9 +71,9 @@ pub(super) async fn post(
     query: &str,
     start: i64,
     end: i64,
-) -> Result<BytesMut, ApiError> {
+) -> Result<Body, ApiError> {
     Ok(state
         .backend
-        .send(ctx, &Request::query(query, start, end))
+        .send_rows(ctx, &Request::query(query, start, end))
         .await?)
 }

@@ -53,21 +53,9 @@ pub async fn detected_labels(
     }
     let sel = streams::select(form.logql("query")?, false, ctx.discovery())?;
     let req = Request::new(Endpoint::Streams, sel.vl_query.as_str(), b.start, b.end);
-    let body = state.backend.send(&ctx, &req).await?;
-    #[derive(serde::Deserialize)]
-    struct Hit {
-        value: String,
-    }
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        values: Vec<Hit>,
-    }
-    let a: Answer = serde_json::from_slice(&body).map_err(|e| ApiError::BackendFailed {
-        status: http::StatusCode::BAD_GATEWAY,
-        message: format!("invalid response from VictoriaLogs: {e}"),
-    })?;
+    let hits = state.backend.send_values(&ctx, &req).await?;
     let mut values: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for h in a.values {
+    for h in hits {
         let labels = streams::derive_labels(&h.value, ctx.discovery())?;
         if !sel.keeps(&labels) {
             continue;
@@ -135,9 +123,7 @@ fn positive(form: &Form, key: &str, default: u32) -> Result<u32, ApiError> {
     match form.get(key) {
         "" => Ok(default),
         raw => {
-            let n: i64 = raw.parse().map_err(|_| {
-                ApiError::BadRequest(format!("strconv.Atoi: parsing {raw:?}: invalid syntax"))
-            })?;
+            let n = go::strconv::atoi(raw).map_err(|e| ApiError::BadRequest(e.to_string()))?;
             if n <= 0 {
                 return Err(ApiError::BadRequest(
                     "limit must be a positive value".into(),
@@ -211,23 +197,53 @@ pub async fn detected_fields(
     if found.is_empty() {
         return Ok(empty_object());
     }
-    let list: Vec<serde_json::Value> = found
-        .into_iter()
-        .map(|(label, f)| {
-            let mut o = serde_json::json!({
-                "label": label,
-                "type": f.kind,
-                "cardinality": f.values.len(),
-                "parsers": f.parsers.filter(|p| !p.is_empty()),
-            });
-            if let Some(path) = f.json_path {
-                o["jsonPath"] = serde_json::json!(path);
+    Ok(json_response(write_fields(&found, p.limit)))
+}
+
+/// The `detected_fields` answer, written straight to bytes:
+/// `{"fields":[{"cardinality":…,"jsonPath":[…],"label":…,"parsers":…,"type":…}],"limit":…}`,
+/// keys in sorted order and strings escaped as `serde_json` does (the bytes
+/// lokivl answered when it built this through `serde_json` values).
+fn write_fields(found: &BTreeMap<String, fields::Field>, limit: u32) -> Vec<u8> {
+    use engine::encode::json::{Escape, write_str_as};
+    let strings = |out: &mut Vec<u8>, list: &[String]| {
+        out.push(b'[');
+        for (i, v) in list.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
             }
-            o
-        })
-        .collect();
-    let out = serde_json::to_vec(&serde_json::json!({"fields": list, "limit": p.limit}))?;
-    Ok(json_response(out))
+            write_str_as(out, v, Escape::Plain);
+        }
+        out.push(b']');
+    };
+    let mut num = itoa::Buffer::new();
+    let mut out = Vec::with_capacity(64 + found.len() * 96);
+    out.extend_from_slice(b"{\"fields\":[");
+    for (i, (label, f)) in found.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"cardinality\":");
+        out.extend_from_slice(num.format(f.values.len()).as_bytes());
+        if let Some(path) = &f.json_path {
+            out.extend_from_slice(b",\"jsonPath\":");
+            strings(&mut out, path);
+        }
+        out.extend_from_slice(b",\"label\":");
+        write_str_as(&mut out, label, Escape::Plain);
+        out.extend_from_slice(b",\"parsers\":");
+        match f.parsers.as_deref().filter(|p| !p.is_empty()) {
+            Some(parsers) => strings(&mut out, parsers),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"type\":");
+        write_str_as(&mut out, f.kind, Escape::Plain);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"limit\":");
+    out.extend_from_slice(num.format(limit).as_bytes());
+    out.push(b'}');
+    out
 }
 
 /// `GET /loki/api/v1/detected_field/{name}/values`.
@@ -297,6 +313,97 @@ fn add_detected_level(streams: &mut [logs::Stream]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `serde_json` path `detected_fields` used before [`write_fields`]:
+    /// the reference its bytes must equal.
+    fn fields_through_serde(found: &BTreeMap<String, fields::Field>, limit: u32) -> Vec<u8> {
+        let list: Vec<serde_json::Value> = found
+            .iter()
+            .map(|(label, f)| {
+                let mut o = serde_json::json!({
+                    "label": label,
+                    "type": f.kind,
+                    "cardinality": f.values.len(),
+                    "parsers": f.parsers.clone().filter(|p| !p.is_empty()),
+                });
+                if let Some(path) = &f.json_path {
+                    o["jsonPath"] = serde_json::json!(path);
+                }
+                o
+            })
+            .collect();
+        serde_json::to_vec(&serde_json::json!({"fields": list, "limit": limit})).unwrap()
+    }
+
+    #[test]
+    fn fields_answer_bytes_equal_the_serde_path() {
+        let field = |kind, values: &[&str], parsers: Option<&[&str]>, path: Option<&[&str]>| {
+            let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+            fields::Field {
+                kind,
+                values: set(values),
+                parsers: parsers.map(own),
+                json_path: path.map(own),
+            }
+        };
+        let inputs: Vec<(BTreeMap<String, fields::Field>, u32)> = vec![
+            (BTreeMap::new(), 1000),
+            (
+                BTreeMap::from([(
+                    "detected_level".to_owned(),
+                    field("string", &["info", "warn"], None, None),
+                )]),
+                1000,
+            ),
+            (
+                BTreeMap::from([
+                    (
+                        "duration".to_owned(),
+                        field("duration", &["1s"], Some(&["logfmt"]), None),
+                    ),
+                    (
+                        "req_user_id".to_owned(),
+                        field(
+                            "int",
+                            &["1", "2", "3"],
+                            Some(&["json"]),
+                            Some(&["req", "user", "id"]),
+                        ),
+                    ),
+                    (
+                        "empty_parsers".to_owned(),
+                        field("bytes", &[], Some(&[]), Some(&[])),
+                    ),
+                    (
+                        "tricky \"q\" \\ <a&b> \u{2028}\n\t\u{1}\u{7f}\u{8}\u{c}é".to_owned(),
+                        field(
+                            "float",
+                            &["1.5"],
+                            Some(&["json", "logfmt"]),
+                            Some(&["a\"b", "<c>", "\u{0}", "ü\r"]),
+                        ),
+                    ),
+                ]),
+                7,
+            ),
+        ];
+        for (found, limit) in &inputs {
+            let new = write_fields(found, *limit);
+            let old = fields_through_serde(found, *limit);
+            assert_eq!(
+                String::from_utf8_lossy(&new),
+                String::from_utf8_lossy(&old),
+                "{found:?}"
+            );
+            assert_eq!(new, old);
+        }
+        // What a client reads.
+        let text = String::from_utf8(write_fields(&inputs[1].0, 1000)).unwrap();
+        assert_eq!(
+            text,
+            r#"{"fields":[{"cardinality":2,"label":"detected_level","parsers":null,"type":"string"}],"limit":1000}"#
+        );
+    }
 
     fn set(v: &[&str]) -> BTreeSet<String> {
         v.iter().map(|s| (*s).to_owned()).collect()

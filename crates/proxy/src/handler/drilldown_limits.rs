@@ -14,7 +14,7 @@ use logsql_ast::Discovery;
 use super::json_response;
 use super::status::LOKI_VERSION;
 use crate::context::RequestContext;
-use crate::params::{QueryLimits, duration::format_prometheus};
+use crate::params::QueryLimits;
 use engine::discovery::LEVEL_FIELDS;
 
 /// Loki's default `volume_max_series`, enforced by `index/volume`.
@@ -44,7 +44,7 @@ pub fn body(c: LimitsConfig, q: QueryLimits, d: &Discovery) -> serde_json::Value
             "max_entries_limit_per_query": q.max_entries_limit,
             "max_line_size_truncate": false,
             "max_query_bytes_read": "0B",
-            "max_query_length": format_prometheus(q.max_query_length_ns),
+            "max_query_length": go::duration::Duration(q.max_query_length_ns).to_prometheus_string(),
             "max_query_lookback": "0s",
             "max_query_range": "0s",
             "max_query_series": q.max_query_series,
@@ -53,7 +53,7 @@ pub fn body(c: LimitsConfig, q: QueryLimits, d: &Discovery) -> serde_json::Value
                 {"action": "index_label", "attributes": otlp_index_labels}
             ]}},
             "pattern_persistence_enabled": false,
-            "query_timeout": format_prometheus(timeout),
+            "query_timeout": go::duration::Duration(timeout).to_prometheus_string(),
             "retention_period": "0s",
             "volume_enabled": true,
             "volume_max_series": VOLUME_MAX_SERIES,

@@ -11,18 +11,16 @@
 //! `detected_level` is structured metadata in Loki, so it appears in none of
 //! these (checked against Loki 3.7.8 with `discover_log_levels` on).
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use axum::Extension;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use bytes::BytesMut;
 use http::StatusCode;
 use logql_parser::Expr;
 
 use super::{AppState, json_response};
-use crate::backend::{Endpoint, Request};
+use crate::backend::{Endpoint, Hit, Request};
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::params::{self, Bounds, Form, timestamp::now_ns};
@@ -32,19 +30,6 @@ use engine::labels::{parse_stream, sanitize_label_name};
 
 /// Loki's answer when `query`/`match[]` is a full query rather than a selector.
 const ONLY_MATCHERS: &str = "only label matchers are supported";
-
-/// VictoriaLogs' answer shape for field names, values and streams.
-#[derive(Debug, serde::Deserialize)]
-struct Values<'a> {
-    #[serde(borrow)]
-    values: Vec<Hit<'a>>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-struct Hit<'a> {
-    #[serde(borrow)]
-    value: Cow<'a, str>,
-}
 
 /// `GET|POST /loki/api/v1/labels`.
 ///
@@ -133,9 +118,8 @@ pub async fn series(
     let query = series_query(&form, discovery, ctx.limits().max_series_matchers)?;
     reject_reversed(&form)?;
     let mut all: BTreeSet<Vec<(String, String)>> = BTreeSet::new();
-    let body = call(&state, &ctx, Endpoint::Streams, &query, bounds, None).await?;
-    for stream in parse_values(&body)? {
-        all.insert(stream_labels(&stream, discovery)?);
+    for stream in call(&state, &ctx, Endpoint::Streams, &query, bounds, None).await? {
+        all.insert(stream_labels(&stream.value, discovery)?);
     }
     let data: Vec<BTreeMap<String, String>> = all
         .into_iter()
@@ -287,12 +271,12 @@ async fn call(
     query: &str,
     b: Bounds,
     field: Option<&str>,
-) -> Result<BytesMut, ApiError> {
+) -> Result<Vec<Hit>, ApiError> {
     let mut req = Request::new(endpoint, query, b.start, b.end);
     if let Some(field) = field {
         req = req.field(field);
     }
-    Ok(state.backend.send(ctx, &req).await?)
+    Ok(state.backend.send_values(ctx, &req).await?)
 }
 
 /// The stream field names (VictoriaLogs spelling) of the streams `query` selects in `b`.
@@ -317,20 +301,8 @@ async fn fetch_values(
         // Loki answers an inverted range with no data rather than an error.
         return Ok(BTreeSet::new());
     }
-    let body = call(state, ctx, endpoint, query, b, field).await?;
-    parse_values(&body)
-}
-
-fn parse_values(body: &[u8]) -> Result<BTreeSet<String>, ApiError> {
-    let parsed: Values<'_> = serde_json::from_slice(body).map_err(|e| ApiError::BackendFailed {
-        status: StatusCode::BAD_GATEWAY,
-        message: format!("invalid response from VictoriaLogs: {e}"),
-    })?;
-    Ok(parsed
-        .values
-        .into_iter()
-        .map(|h| h.value.into_owned())
-        .collect())
+    let hits = call(state, ctx, endpoint, query, b, field).await?;
+    Ok(hits.into_iter().map(|h| h.value).collect())
 }
 
 /// `{"status":"success","data":[…]}`, sorted; an empty list is `"data":[]`.
@@ -426,13 +398,5 @@ mod tests {
         );
         let off = stream_labels(r#"{env="x"}"#, &logsql_ast::Discovery::default()).unwrap();
         assert_eq!(off, want(&[("env", "x")]));
-    }
-
-    #[test]
-    fn values_are_sorted_and_deduplicated() {
-        let body = br#"{"values":[{"value":"b","hits":1},{"value":"a\"x","hits":2},{"value":"b","hits":3}]}"#;
-        let v = parse_values(body).unwrap();
-        assert_eq!(v.into_iter().collect::<Vec<_>>(), ["a\"x", "b"]);
-        assert!(parse_values(b"not json").is_err());
     }
 }

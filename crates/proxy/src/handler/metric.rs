@@ -40,6 +40,7 @@ use engine::metric::eval::{self, Order};
 use engine::metric::plan::{self, Need, RangeInput};
 use engine::metric::window::{self, WindowSpec};
 use engine::metric::{EngineError, Grid, Matrix, Value, buckets, domain, optimize, raw, rows};
+use engine::ndjson::{Body, Source as _};
 use engine::pipeline::hints::MetricGrouping;
 
 mod levels;
@@ -254,11 +255,6 @@ fn bucket_ns(grid: &Grid, range: i64, vl_start: i64, vl_end: i64) -> Result<i64,
     Ok(bucket)
 }
 
-/// Lines of an NDJSON body (one row each).
-fn count_lines(body: &[u8]) -> usize {
-    memchr::memchr_iter(b'\n', body).count()
-}
-
 /// The `| limit` of a rows query: one more than the budget, so that reading
 /// past it is noticed.
 ///
@@ -381,8 +377,8 @@ async fn fetch(
         let q = plan.raw_query(&by, rows_limit(&budget));
         let mut body = post(state, ctx, &q, vl_start, vl_end).await?;
         let (op, param) = (r.op, r.param.unwrap_or(0.0));
-        return cpu::run(work.deadline, body.len(), move |_| {
-            if !budget.spend(count_lines(&body)) {
+        return cpu::run(work.deadline, body.byte_len(), move |_| {
+            if !budget.spend(body.row_count()) {
                 return Err(ApiError::Unsupported(format!(
                     "{op:?} needs every sample and more than {} fall in the query range; narrow the selector or the time range",
                     budget.max()
@@ -428,8 +424,8 @@ async fn fetch(
 }
 
 /// Counts the rows of `body` against the request's row budget.
-fn check_rows(body: &[u8], budget: &RowBudget) -> Result<(), ApiError> {
-    if !budget.spend(count_lines(body)) {
+fn check_rows(body: &Body, budget: &RowBudget) -> Result<(), ApiError> {
+    if !budget.spend(body.row_count()) {
         return Err(ApiError::Unsupported(format!(
             "the metric query's pipeline runs in lokivl and more than {} entries fall in the query range; narrow the selector or the time range",
             budget.max()
@@ -474,7 +470,7 @@ async fn fetch_rows(
     // The job owns what it reads: the aggregation, the stages, the labels.
     let (agg, need, discovery, grid) = (r.clone(), input.need.clone(), discovery.clone(), *grid);
     let stages = plan.proxy_stages;
-    let size = engine::pipeline::work_size(&stages, body.len());
+    let size = engine::pipeline::work_size(&stages, body.byte_len());
     cpu::run(work.deadline, size, move |stop| {
         check_rows(&body, &budget)?;
         let r = &agg;
@@ -551,24 +547,13 @@ async fn discover(
     end: i64,
 ) -> Result<Vec<String>, ApiError> {
     let req = Request::new(Endpoint::FieldNames, plan.field_names_query(), start, end);
-    let body = state.backend.send(ctx, &req).await?;
-    field_names(&body)
+    Ok(field_names(state.backend.send_values(ctx, &req).await?))
 }
 
-fn field_names(body: &[u8]) -> Result<Vec<String>, ApiError> {
-    #[derive(serde::Deserialize)]
-    struct Item {
-        value: String,
-    }
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        values: Vec<Item>,
-    }
-    let a: Answer = serde_json::from_slice(body).map_err(|e| {
-        ApiError::Internal(format!("invalid field_names answer from VictoriaLogs: {e}"))
-    })?;
-    let mut out: Vec<String> = a
-        .values
+/// The names to group by: every field name but VictoriaLogs' own and the
+/// proxy's scratch fields, sorted.
+fn field_names(hits: Vec<crate::backend::Hit>) -> Vec<String> {
+    let mut out: Vec<String> = hits
         .into_iter()
         .map(|i| i.value)
         .filter(|n| {
@@ -577,7 +562,7 @@ fn field_names(body: &[u8]) -> Result<Vec<String>, ApiError> {
         })
         .collect();
     out.sort();
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -588,7 +573,7 @@ mod tests {
     fn field_names_skip_builtin_and_scratch() {
         let body = br#"{"values":[{"value":"_msg","hits":3},{"value":"env","hits":3},{"value":"app","hits":3},{"value":"__lokivl_v","hits":1},{"value":"_stream","hits":3}]}"#;
         assert_eq!(
-            field_names(body).unwrap(),
+            field_names(crate::backend::values::parse(body).unwrap()),
             vec!["app".to_owned(), "env".to_owned()]
         );
     }

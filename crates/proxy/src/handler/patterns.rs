@@ -23,7 +23,7 @@ use crate::work::{Stop, cpu};
 use engine::discovery::detected_level;
 use engine::drilldown::drain::Drain;
 use engine::drilldown::streams::{Selection, derive_labels, select};
-use engine::ndjson::{Decoder, Rows};
+use engine::ndjson::{Body, Decoder, Rows, Source as _};
 
 /// Lines mined at most per request (the newest ones).
 pub const MAX_PATTERN_LINES: usize = 50_000;
@@ -45,11 +45,11 @@ pub async fn patterns(
     if end > start {
         let req = Request::query(sel.vl_query.as_str(), start, end - 1)
             .take(Take::Newest(MAX_PATTERN_LINES));
-        let body = state.backend.send(&ctx, &req).await?;
+        let body = state.backend.send_rows(&ctx, &req).await?;
         // Mining up to 50,000 lines is CPU work: off the async workers, and
         // it stops at the request's deadline.
         let discovery = ctx.discovery().clone();
-        (miners, read) = cpu::run(ctx.deadline(), body.len(), move |stop| {
+        (miners, read) = cpu::run(ctx.deadline(), body.byte_len(), move |stop| {
             mine(body, &sel, &discovery, step, stop)
         })
         .await?;
@@ -86,7 +86,7 @@ pub async fn patterns(
 /// Decodes the rows of `body` and trains one miner per `detected_level` on
 /// the lines `sel` keeps, oldest first; returns the miners and the rows read.
 fn mine(
-    mut body: bytes::BytesMut,
+    mut body: Body,
     sel: &Selection,
     discovery: &Discovery,
     step: i64,

@@ -19,6 +19,7 @@ use engine::answer::LogAnswer;
 use engine::answer::encode::write_streams;
 use engine::direction::Direction;
 use engine::encode::streams::{StreamsOptions, decode_streams};
+use engine::ndjson::Source;
 
 /// The header Grafana sends to ask for structured metadata and parsed labels apart.
 /// Loki's text for a log query sent to the instant endpoint.
@@ -207,9 +208,9 @@ async fn fetch_range(
     };
     // Loki's log range is [start, end); VictoriaLogs' is [start, end].
     let req = Request::query(plan.query.clone(), start, end - 1).take(take);
-    let mut body = backend.send(ctx, &req).await?;
+    let mut body = backend.send_rows(ctx, &req).await?;
     let discovery = plan.discovery.clone();
-    let answer = cpu::run(work.deadline, body.len(), move |_| {
+    let answer = cpu::run(work.deadline, body.byte_len(), move |_| {
         decode(&mut body, &opts, &discovery)
     })
     .await?;
@@ -220,7 +221,7 @@ async fn fetch_range(
 }
 
 fn decode(
-    body: &mut [u8],
+    body: &mut (impl Source + ?Sized),
     opts: &StreamsOptions,
     discovery: &logsql_ast::Discovery,
 ) -> Result<LogAnswer, ApiError> {

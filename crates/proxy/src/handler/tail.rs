@@ -81,9 +81,7 @@ fn parse(form: &Form, headers: &HeaderMap, ctx: &RequestContext) -> Result<Sessi
         })?;
     let delay = match form.get("delay_for") {
         "" => 0,
-        raw => raw.parse::<i64>().map_err(|_| {
-            ApiError::BadRequest(format!("strconv.Atoi: parsing {raw:?}: invalid syntax"))
-        })?,
+        raw => go::strconv::atoi(raw).map_err(|e| ApiError::BadRequest(e.to_string()))?,
     };
     if delay < 0 {
         return Err(ApiError::BadRequest(format!(

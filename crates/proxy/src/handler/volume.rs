@@ -85,14 +85,14 @@ pub async fn stream_stats(
     );
     let mut body = state
         .backend
-        .send(ctx, &Request::query(q, start, end))
+        .send_rows(ctx, &Request::query(q, start, end))
         .await?;
     let mut out = Vec::new();
     // With a step, a stream has one row per bucket: derive its labels once
     // (without one, every row is another stream and a cache only costs).
     let mut derived: HashMap<&str, Vec<(String, String)>> = HashMap::new();
     for_each_row(
-        &mut body[..],
+        &mut body,
         |row| {
             let get = |k: &str| row.iter().find(|(n, _)| *n == k).map_or("", |(_, v)| *v);
             let stream = match get("_stream") {
@@ -165,9 +165,7 @@ fn volume_params(form: &Form, ctx: &RequestContext) -> Result<VolumeParams, ApiE
     let limit = match form.get("limit") {
         "" | "0" => DEFAULT_LIMIT,
         raw => {
-            let n: i64 = raw.parse().map_err(|_| {
-                ApiError::BadRequest(format!("strconv.Atoi: parsing {raw:?}: invalid syntax"))
-            })?;
+            let n = go::strconv::atoi(raw).map_err(|e| ApiError::BadRequest(e.to_string()))?;
             if n <= 0 {
                 return Err(ApiError::BadRequest(
                     "limit must be a positive value".into(),

@@ -1,32 +1,10 @@
 //! Durations in the two forms Loki's HTTP API accepts.
 //!
-//! `since` takes a Prometheus duration (`1h30m`, `7d`, `0`); `step` and
-//! `interval` take float seconds first and a Prometheus duration second.
-//! humantime disagrees with Prometheus on units, so this is hand-written.
+//! `since` takes a Prometheus duration (`1h30m`, `7d`, `0`), read by
+//! [`go::duration::Duration::parse_prometheus`]; `step` and `interval` take
+//! float seconds first and a Prometheus duration second ([`parse_step`]).
 
 use go::duration::Duration;
-
-/// Why a Prometheus duration was rejected; `Display` is Prometheus' text.
-pub use go::duration::PrometheusDurationError as DurationError;
-
-/// Parses a Prometheus duration (`model.ParseDuration`) into nanoseconds.
-///
-/// # Errors
-/// [`DurationError`] for anything but whole numbers with units in descending order.
-pub fn parse_prometheus(s: &str) -> Result<i64, DurationError> {
-    Duration::parse_prometheus(s).map(Duration::as_nanos)
-}
-
-/// Formats nanoseconds as Prometheus' `model.Duration` prints them (`30d1h`, `4w`, `0s`).
-pub fn format_prometheus(ns: i64) -> String {
-    Duration(ns).to_prometheus_string()
-}
-
-/// Formats nanoseconds as Go's `time.Duration.String` does (`748h0m0s`,
-/// `1m30s`, `1.5s`, `250ms`, `0s`): Loki prints a query's length this way.
-pub fn format_go(ns: i64) -> String {
-    Duration(ns).to_go_string()
-}
 
 /// Why a `step` was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -46,7 +24,7 @@ pub enum StepError {
 /// # Errors
 /// [`StepError`] with Loki's wording.
 pub fn parse_step(s: &str) -> Result<i64, StepError> {
-    if let Some(secs) = parse_go_float(s) {
+    if let Ok(secs) = go::strconv::parse_float(s) {
         let ns = secs * 1e9;
         if ns.is_nan() {
             // Go converts NaN to MinInt64, which the caller then rejects as negative.
@@ -57,95 +35,16 @@ pub fn parse_step(s: &str) -> Result<i64, StepError> {
         }
         return Ok(ns as i64);
     }
-    parse_prometheus(s).map_err(|_| StepError::Invalid(s.to_owned()))
-}
-
-/// `strconv.ParseFloat` (the go crate's).
-fn parse_go_float(s: &str) -> Option<f64> {
-    go::strconv::parse_float(s).ok()
+    Duration::parse_prometheus(s)
+        .map(Duration::as_nanos)
+        .map_err(|_| StepError::Invalid(s.to_owned()))
 }
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn go_duration_strings() {
-        for (ns, want) in [
-            (0, "0s"),
-            (1, "1ns"),
-            (1_500, "1.5µs"),
-            (250_000_000, "250ms"),
-            (1_500_000_000, "1.5s"),
-            (90_000_000_000, "1m30s"),
-            (3_600_000_000_000, "1h0m0s"),
-            (748 * 3_600_000_000_000, "748h0m0s"),
-            (3_723_500_000_000, "1h2m3.5s"),
-            (-90_000_000_000, "-1m30s"),
-        ] {
-            assert_eq!(format_go(ns), want, "{ns}");
-        }
-    }
-
     use super::*;
 
     const S: i64 = 1_000_000_000;
-
-    #[test]
-    fn prometheus_units() {
-        assert_eq!(parse_prometheus("0"), Ok(0));
-        assert_eq!(parse_prometheus("5m"), Ok(300 * S));
-        assert_eq!(parse_prometheus("1h30m"), Ok(5400 * S));
-        assert_eq!(parse_prometheus("15000ms"), Ok(15 * S));
-        assert_eq!(parse_prometheus("1y"), Ok(365 * 86400 * S));
-        assert_eq!(parse_prometheus("2w1d"), Ok(15 * 86400 * S));
-        assert_eq!(parse_prometheus("1m1s1ms"), Ok(61 * S + 1_000_000));
-    }
-
-    #[test]
-    fn prometheus_rejects() {
-        for bad in ["5", "1s1m", "1h1h", "-1s", "s"] {
-            assert_eq!(
-                parse_prometheus(bad),
-                Err(DurationError::Invalid(bad.into())),
-                "{bad}"
-            );
-        }
-        // Prometheus names a unit it does not know (Loki 3.7.8 answers
-        // `since=5minutes` with this text).
-        for (bad, unit) in [("1.5s", "."), ("5minutes", "minutes"), ("1M", "M")] {
-            assert_eq!(
-                parse_prometheus(bad),
-                Err(DurationError::UnknownUnit {
-                    unit: unit.into(),
-                    value: bad.into()
-                }),
-                "{bad}"
-            );
-        }
-        assert_eq!(parse_prometheus(""), Err(DurationError::Empty));
-        assert_eq!(
-            parse_prometheus("99999999999y"),
-            Err(DurationError::OutOfRange)
-        );
-        assert_eq!(
-            parse_prometheus("1.5s").unwrap_err().to_string(),
-            r#"unknown unit "." in duration "1.5s""#
-        );
-        assert_eq!(
-            parse_prometheus("1s1m").unwrap_err().to_string(),
-            r#"not a valid duration string: "1s1m""#
-        );
-    }
-
-    #[test]
-    fn prometheus_format() {
-        assert_eq!(format_prometheus(0), "0s");
-        assert_eq!(format_prometheus(721 * 3600 * S), "30d1h");
-        assert_eq!(format_prometheus(745 * 3600 * S), "31d1h");
-        assert_eq!(format_prometheus(14 * 86400 * S), "2w");
-        assert_eq!(format_prometheus(365 * 86400 * S), "1y");
-        assert_eq!(format_prometheus(90 * 86400 * S), "90d");
-        assert_eq!(format_prometheus(61 * S + 5_000_000), "1m1s5ms");
-    }
 
     #[test]
     fn step_forms() {

@@ -3,6 +3,8 @@
 //! A leaf module, so that `crate::error` can keep a [`ParamError`] as the
 //! source of an answer without depending on the parameter readers.
 
+use go::duration::Duration;
+
 use super::duration;
 
 /// A request parameter Loki would reject; `Display` is Loki's exact text.
@@ -20,9 +22,9 @@ pub enum ParamError {
     /// `time` did not parse (Loki does not prefix this one).
     #[error("{0}")]
     Time(String),
-    /// `limit` is not an integer.
-    #[error("strconv.Atoi: parsing {}: invalid syntax", go::strconv::quote(.0))]
-    LimitSyntax(String),
+    /// `limit` is not a 64-bit integer (Go's `strconv.Atoi` text).
+    #[error("{0}")]
+    LimitInvalid(go::strconv::AtoiError),
     /// `limit` ≤ 0.
     #[error("limit must be a positive value")]
     LimitNotPositive,
@@ -54,7 +56,7 @@ pub enum ParamError {
     #[error("interval must be >= 0")]
     NegativeInterval,
     /// The range is longer than `max_query_length`.
-    #[error("the query time range exceeds the limit (query length: {}, limit: {})", duration::format_go(*.len), duration::format_prometheus(*.max))]
+    #[error("the query time range exceeds the limit (query length: {}, limit: {})", Duration(*.len).to_go_string(), Duration(*.max).to_prometheus_string())]
     QueryTooLong {
         /// `end - start` in nanoseconds, of the times cut to milliseconds
         /// (Loki's frontend compares millisecond times).

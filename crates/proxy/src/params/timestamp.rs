@@ -5,55 +5,42 @@
 
 use time::OffsetDateTime;
 
-/// Why a timestamp was rejected; `Display` matches Go's `strconv` text that Loki returns.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TimeError {
-    /// Neither a number nor RFC3339.
-    #[error("strconv.ParseInt: parsing {}: invalid syntax", go::strconv::quote(.0))]
-    Syntax(String),
-    /// An integer too large for 64 bits.
-    #[error("strconv.ParseInt: parsing {}: value out of range", go::strconv::quote(.0))]
-    Range(String),
-}
+/// Why a timestamp was rejected: Go's `strconv.ParseInt` error, the text Loki returns.
+pub use go::strconv::ParseIntError as TimeError;
 
 /// Parses a timestamp the way Loki does, or returns `default` for an empty value.
 ///
-/// * contains `.` and is a float: seconds, fraction rounded to milliseconds;
-/// * an integer of at most 10 characters: seconds; longer: nanoseconds;
+/// * contains `.` and is a float (Go's `strconv.ParseFloat`): seconds,
+///   fraction rounded to milliseconds;
+/// * an integer (Go's `strconv.ParseInt`) of at most 10 characters:
+///   seconds; longer: nanoseconds;
 /// * otherwise RFC3339 with optional fraction (`2026-08-22T10:00:00.000Z`).
 ///
 /// # Errors
-/// [`TimeError`] with Go's wording.
+/// [`TimeError`]: the integer parse's error, as Loki answers it.
 pub fn parse_timestamp(value: &str, default: i64) -> Result<i64, TimeError> {
     if value.is_empty() {
         return Ok(default);
     }
     if value.contains('.')
-        && let Ok(t) = value.parse::<f64>()
+        && let Ok(t) = go::strconv::parse_float(value)
         && t.is_finite()
     {
         let secs = t.trunc();
         let frac = ((t - secs) * 1000.0).round() / 1000.0;
         return Ok(sat_secs(secs).saturating_add((frac * 1e9) as i64));
     }
-    match value.parse::<i64>() {
+    match go::strconv::parse_int(value, 10, 64) {
         Ok(n) if value.len() <= 10 => Ok(n.saturating_mul(1_000_000_000)),
         Ok(n) => Ok(n),
-        Err(e) => {
-            if let Some(t) = go::time::parse_rfc3339(value) {
-                return Ok(i64::try_from(t.unix_nanos_i128()).unwrap_or(if t.secs < 0 {
-                    i64::MIN
-                } else {
-                    i64::MAX
-                }));
-            }
-            match e.kind() {
-                std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
-                    Err(TimeError::Range(value.to_owned()))
-                }
-                _ => Err(TimeError::Syntax(value.to_owned())),
-            }
-        }
+        Err(e) => match go::time::parse_rfc3339(value) {
+            Some(t) => Ok(i64::try_from(t.unix_nanos_i128()).unwrap_or(if t.secs < 0 {
+                i64::MIN
+            } else {
+                i64::MAX
+            })),
+            None => Err(e),
+        },
     }
 }
 
@@ -156,6 +143,18 @@ mod tests {
         assert_eq!(
             parse_timestamp("\u{1}", 0).unwrap_err().to_string(),
             r#"strconv.ParseInt: parsing "\x01": invalid syntax"#
+        );
+        // Go's first offending byte decides: a digit run past 64 bits is a
+        // range error even when a letter follows.
+        assert_eq!(
+            parse_timestamp("99999999999999999999x", 0)
+                .unwrap_err()
+                .to_string(),
+            r#"strconv.ParseInt: parsing "99999999999999999999x": value out of range"#
+        );
+        assert_eq!(
+            parse_timestamp("1_000", 0).unwrap_err().to_string(),
+            r#"strconv.ParseInt: parsing "1_000": invalid syntax"#
         );
     }
 }

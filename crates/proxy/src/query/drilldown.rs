@@ -17,6 +17,7 @@ use engine::answer::{Category, LogAnswer};
 use engine::direction::Direction;
 pub use engine::drilldown::{Entry, Stream};
 use engine::encode::streams::{StreamsOptions, decode_streams};
+use engine::ndjson::Source as _;
 
 /// Fetched entries plus the warnings of the run (a bound reached).
 #[derive(Debug, Default)]
@@ -79,7 +80,7 @@ pub async fn fetch(
         .answer
     } else {
         let req = Request::query(plan.query.clone(), start, end - 1).take(Take::Newest(limit));
-        let mut raw = backend.send(ctx, &req).await?;
+        let mut raw = backend.send_rows(ctx, &req).await?;
         let opts = StreamsOptions {
             direction: Direction::Backward,
             limit,
@@ -87,7 +88,7 @@ pub async fn fetch(
             parsed_prefix: plan.parsed_prefix,
         };
         let discovery = plan.discovery.clone();
-        cpu::run(work.deadline, raw.len(), move |_| {
+        cpu::run(work.deadline, raw.byte_len(), move |_| {
             decode_streams(&mut raw, &opts, &discovery).map_err(|e| bad_gateway(e.to_string()))
         })
         .await?

@@ -11,13 +11,13 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use bytes::BytesMut;
 use logsql_ast::LogPlan;
 
 use engine::answer::LogAnswer;
 use engine::direction::Direction;
 use engine::encode::pipeline::{Entry, Processed, answer};
 use engine::ndjson::Decoder;
+use engine::ndjson::{Body, Source as _};
 pub use engine::page::RunParams;
 use engine::page::eval_page;
 use engine::pipeline::Pipeline;
@@ -52,14 +52,15 @@ pub struct Answer {
 ///
 /// # Errors
 /// Whatever `fetch` returns, and malformed NDJSON as a 502.
-pub async fn run<F, Fut>(
+pub async fn run<F, Fut, B>(
     pipeline: &mut Pipeline,
     p: RunParams,
     fetch: F,
 ) -> Result<LogAnswer, ApiError>
 where
     F: FnMut(i64, i64, usize) -> Fut,
-    Fut: Future<Output = Result<BytesMut, ApiError>>,
+    Fut: Future<Output = Result<B, ApiError>>,
+    B: Into<Body>,
 {
     let owned = std::mem::replace(pipeline, Pipeline::empty());
     let budget = RowBudget::new(p.max_rows);
@@ -76,7 +77,7 @@ where
 ///
 /// # Errors
 /// As [`run`]; 504 ([`ApiError::QueryTimeout`]) past the deadline.
-pub async fn run_bounded<F, Fut>(
+pub async fn run_bounded<F, Fut, B>(
     pipeline: Pipeline,
     p: RunParams,
     budget: &RowBudget,
@@ -85,7 +86,8 @@ pub async fn run_bounded<F, Fut>(
 ) -> Result<Answer, ApiError>
 where
     F: FnMut(i64, i64, usize) -> Fut,
-    Fut: Future<Output = Result<BytesMut, ApiError>>,
+    Fut: Future<Output = Result<B, ApiError>>,
+    B: Into<Body>,
 {
     run_owned(pipeline, p, budget, deadline, fetch).await.0
 }
@@ -107,7 +109,7 @@ fn lock(w: &Mutex<Walk>) -> MutexGuard<'_, Walk> {
 
 /// Runs the walk and hands the pipeline back (unless a page job still
 /// holds it, which only happens when this future is dropped mid-way).
-async fn run_owned<F, Fut>(
+async fn run_owned<F, Fut, B>(
     pipeline: Pipeline,
     p: RunParams,
     budget: &RowBudget,
@@ -116,7 +118,8 @@ async fn run_owned<F, Fut>(
 ) -> (Result<Answer, ApiError>, Option<Pipeline>)
 where
     F: FnMut(i64, i64, usize) -> Fut,
-    Fut: Future<Output = Result<BytesMut, ApiError>>,
+    Fut: Future<Output = Result<B, ApiError>>,
+    B: Into<Body>,
 {
     let walk = Arc::new(Mutex::new(Walk {
         pipeline,
@@ -154,7 +157,7 @@ where
 
 /// Walks the range page by page until `limit` entries are kept, the range
 /// ends, or the budget is spent (then returns `true`).
-async fn walk_pages<F, Fut>(
+async fn walk_pages<F, Fut, B>(
     walk: &Arc<Mutex<Walk>>,
     p: RunParams,
     budget: &RowBudget,
@@ -163,7 +166,8 @@ async fn walk_pages<F, Fut>(
 ) -> Result<bool, ApiError>
 where
     F: FnMut(i64, i64, usize) -> Fut,
-    Fut: Future<Output = Result<BytesMut, ApiError>>,
+    Fut: Future<Output = Result<B, ApiError>>,
+    B: Into<Body>,
 {
     let (mut lo, mut hi) = (p.start, p.end);
     let page = p.limit.max(MIN_PAGE);
@@ -176,7 +180,7 @@ where
         let want = page.min(remaining);
         let body = fetch(lo, hi, want).await?;
         let (n, boundary);
-        (n, boundary, kept) = eval(walk, body, p, want, deadline).await?;
+        (n, boundary, kept) = eval(walk, body.into(), p, want, deadline).await?;
         budget.spend(n);
         if kept >= p.limit || n < want {
             break;
@@ -193,7 +197,7 @@ where
         // budget is enforced on what was read.
         let body = fetch(b, b, budget.max()).await?;
         let n;
-        (n, _, kept) = eval(walk, body, p, usize::MAX, deadline).await?;
+        (n, _, kept) = eval(walk, body.into(), p, usize::MAX, deadline).await?;
         budget.spend(n);
         if n >= remaining && kept < p.limit {
             return Ok(true);
@@ -210,12 +214,12 @@ where
 /// boundary (see [`eval_page`]) and the entries kept so far.
 async fn eval(
     walk: &Arc<Mutex<Walk>>,
-    body: BytesMut,
+    body: Body,
     p: RunParams,
     want: usize,
     deadline: Deadline,
 ) -> Result<(usize, Option<i64>, usize), ApiError> {
-    let size = lock(walk).pipeline.work_size(body.len());
+    let size = lock(walk).pipeline.work_size(body.byte_len());
     let walk = Arc::clone(walk);
     cpu::run(deadline, size, move |stop| {
         let mut body = body;
@@ -301,7 +305,7 @@ pub async fn log_range_bounded(
             Direction::Forward => Take::Oldest(n),
         };
         let req = Request::query(plan.query.clone(), lo, hi).take(take);
-        async move { Ok(backend.send(ctx, &req).await?) }
+        async move { Ok(backend.send_rows(ctx, &req).await?) }
     })
     .await
 }
@@ -321,6 +325,7 @@ fn bound_warning(max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::BytesMut;
 
     fn pipeline(q: &str) -> Pipeline {
         let logql_parser::Expr::Log(e) = logql_parser::parse(q).unwrap() else {

@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 
-use bytes::BytesMut;
 use logsql_ast::LogPlan;
 
 pub use engine::answer::tail::TailEntry as Entry;
@@ -17,6 +16,7 @@ use engine::direction::Direction;
 use engine::discovery::SERVICE_NAME;
 use engine::encode::streams::{StreamsOptions, decode_streams};
 use engine::labels::{parse_stream, sanitize_label_name};
+use engine::ndjson::Body;
 use engine::pipeline::Pipeline;
 use go::time::parse_rfc3339_nanos;
 
@@ -132,7 +132,12 @@ impl Encoder {
     ///
     /// # Errors
     /// The decode or pipeline error text.
-    pub async fn entries(&mut self, ndjson: BytesMut, live: bool) -> Result<Vec<Entry>, String> {
+    pub async fn entries(
+        &mut self,
+        ndjson: impl Into<Body>,
+        live: bool,
+    ) -> Result<Vec<Entry>, String> {
+        let ndjson: Body = ndjson.into();
         let stream_labels_only = live && self.bare && !self.categorize;
         let answer = match &mut self.pipeline {
             Some(p) => {
@@ -190,6 +195,7 @@ pub fn write_frame(entries: &[Entry], dropped: &[Dropped], categorize: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::BytesMut;
     use serde_json::Value;
 
     fn stream(a: &Entry) -> Value {

@@ -283,7 +283,7 @@ async fn history(state: &TailState, s: &mut Session, t0: i64) -> Result<Vec<Entr
     let req = Request::query(s.plan.query.clone(), s.start, t0 - 1).take(Take::Newest(limit));
     let body = state
         .backend
-        .send(&s.ctx, &req)
+        .send_rows(&s.ctx, &req)
         .await
         .map_err(|e| e.to_string())?;
     let mut entries = s.encoder.entries(body, false).await?;

@@ -16,6 +16,7 @@ use engine::metric::discovered::{self, Derived};
 use engine::metric::plan::RangeInput;
 use engine::metric::window::{self, WindowSpec};
 use engine::metric::{Grid, Matrix, buckets, rows};
+use engine::ndjson::Source as _;
 use engine::pipeline::hints::MetricGrouping;
 
 /// What [`fetch_levels`] counts: a plan VictoriaLogs counts, the labels to
@@ -67,7 +68,7 @@ pub(super) async fn fetch_levels(
         ctx,
         &b,
         |o| level.plan.stats_query_after(bucket, o, &by, &pipes),
-        |body, g| buckets::decode_by_stream(body, g),
+        buckets::decode_by_stream,
     )
     .await?
     .into_iter()
@@ -136,7 +137,7 @@ async fn fetch_unleveled(
     let mut body = post(state, ctx, &q, vl_start, vl_end).await?;
     let (op, grid) = (r.op, *grid);
     let (discovery, keep) = (level.discovery.clone(), level.keep.to_vec());
-    cpu::run(work.deadline, body.len(), move |stop| {
+    cpu::run(work.deadline, body.byte_len(), move |stop| {
         check_rows(&body, &budget)?;
         let ex = rows::Extract {
             op,
