@@ -4,6 +4,13 @@
 //! `Content-Encoding` (JSON, or protobuf+snappy as Promtail/Alloy send it):
 //! VictoriaLogs' `/insert/loki/api/v1/push` understands both, so lokivl never
 //! decodes it. The body is bounded by `--max-body-bytes`.
+//!
+//! In a VictoriaLogs cluster only vlinsert ingests: a vlselect started with
+//! `-insert.disable` refuses the push with a 400, which Loki clients
+//! (Promtail, Alloy) take as a bad batch and drop. lokivl answers that one
+//! refusal with a 502 naming the cause instead, so clients keep the batch and
+//! retry while the operator points pushes at vlinsert
+//! (docs/compatibility.md, VictoriaLogs cluster).
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -73,10 +80,44 @@ async fn forward(st: &PushState, req: Request) -> Result<Response, ApiError> {
         .backend
         .forward(tenant, Endpoint::Push, parts.uri.query(), &headers, body)
         .await?;
+    if status == StatusCode::BAD_REQUEST && ingestion_disabled(&answer) {
+        return Ok(text_response(
+            StatusCode::BAD_GATEWAY,
+            format!(
+                "VictoriaLogs at the backend does not ingest ({}); send pushes to a vlinsert \
+                 or to a node without -insert.disable",
+                String::from_utf8_lossy(&answer).trim_end()
+            ),
+        ));
+    }
     let mut resp = Response::new(Body::from(answer));
     *resp.status_mut() = status;
     if let Some(ct) = content_type {
         resp.headers_mut().insert(header::CONTENT_TYPE, ct);
     }
     Ok(resp)
+}
+
+/// Whether a VictoriaLogs 400 says the node does not ingest at all
+/// (`-insert.disable`) rather than that the batch is bad.
+fn ingestion_disabled(body: &[u8]) -> bool {
+    body.starts_with(b"requests to /insert/") && body.windows(13).any(|w| w == b"are disabled ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ingestion_disabled;
+
+    #[test]
+    fn only_a_disabled_insert_path_is_a_backend_refusal() {
+        assert!(ingestion_disabled(
+            b"requests to /insert/* are disabled with -insert.disable command-line flag\n"
+        ));
+        assert!(!ingestion_disabled(
+            b"cannot parse Loki request: unexpected end of JSON input"
+        ));
+        assert!(!ingestion_disabled(
+            b"requests to /select/* are disabled with -select.disable command-line flag"
+        ));
+    }
 }

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cluster;
 mod context_windows;
 mod discovery;
 mod drilldown;

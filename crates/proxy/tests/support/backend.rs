@@ -1,5 +1,7 @@
-//! The VictoriaLogs side of the end-to-end checks: a real instance with a
-//! recorder in front of it, or a replay server that answers from golden files.
+//! The VictoriaLogs side of the end-to-end checks: a real instance (one
+//! node, or with `LOKIVL_VL_CLUSTER=1` a cluster of two storage nodes and a
+//! `-storageNode` front) with a recorder in front of it, or a replay server
+//! that answers from golden files.
 //!
 //! Both sit on loopback between lokivl and VictoriaLogs. The recorder keys each
 //! exchange by path and normalised form parameters, so the replay server can
@@ -113,19 +115,85 @@ pub fn find_vl_binary() -> Option<PathBuf> {
     })
 }
 
-/// A VictoriaLogs process on a free loopback port, killed on drop.
-pub struct VictoriaLogs {
-    child: Child,
-    pub url: String,
-    data_dir: PathBuf,
+/// Whether [`VictoriaLogs::start`] starts a cluster (`LOKIVL_VL_CLUSTER=1`)
+/// instead of a single node.
+pub fn cluster_mode() -> bool {
+    std::env::var("LOKIVL_VL_CLUSTER").is_ok_and(|v| v == "1")
 }
 
-impl Drop for VictoriaLogs {
+/// One VictoriaLogs process, killed on drop with its data directory removed
+/// (a cluster front stores nothing, so it has none).
+struct Node {
+    child: Child,
+    url: String,
+    data_dir: Option<PathBuf>,
+}
+
+impl Drop for Node {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.data_dir);
+        if let Some(dir) = &self.data_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
+}
+
+impl Node {
+    /// Starts `bin` on a free loopback port with `flags`, storing under a
+    /// fresh data directory when `stores`.
+    fn spawn(bin: &Path, stores: bool, flags: &[String]) -> Node {
+        let port = free_port();
+        let data_dir = stores.then(|| {
+            let dir =
+                std::env::temp_dir().join(format!("lokivl-e2e-{}-{port}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            dir
+        });
+        let mut cmd = Command::new(bin);
+        cmd.arg(format!("-httpListenAddr=127.0.0.1:{port}"));
+        if let Some(dir) = &data_dir {
+            cmd.arg(format!("-storageDataPath={}", dir.display()));
+        }
+        let child = cmd
+            .arg("-retentionPeriod=100y")
+            .arg("-loggerLevel=ERROR")
+            .args(flags)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start VictoriaLogs");
+        Node {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            data_dir,
+        }
+    }
+
+    /// Waits until the node answers `/health` with 200.
+    async fn wait_healthy(&self) {
+        let health = format!("{}/health", self.url);
+        for _ in 0..200 {
+            if let Ok(a) = client::get_within(&health, &[], Duration::from_secs(1)).await
+                && a.status == 200
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("VictoriaLogs did not become healthy at {}", self.url);
+    }
+}
+
+/// A real VictoriaLogs on loopback: one node, or with `LOKIVL_VL_CLUSTER=1`
+/// a cluster started from the same binary (two storage nodes and one
+/// `-storageNode` front serving select and insert). `url` is the address
+/// lokivl is pointed at: the single node, or the front. Everything is killed
+/// and the data directories removed on drop.
+pub struct VictoriaLogs {
+    pub url: String,
+    /// The front first, so it stops before the storage nodes it writes to.
+    nodes: Vec<Node>,
 }
 
 fn free_port() -> u16 {
@@ -136,45 +204,80 @@ fn free_port() -> u16 {
 }
 
 impl VictoriaLogs {
-    /// Starts VictoriaLogs with a fresh data directory and waits until it is healthy.
+    /// Starts VictoriaLogs (a cluster with `LOKIVL_VL_CLUSTER=1`) with fresh
+    /// data directories and waits until it is healthy.
     pub async fn start(bin: &Path) -> VictoriaLogs {
         Self::start_with(bin, &[]).await
     }
 
-    /// [`VictoriaLogs::start`] with extra command-line `flags`.
+    /// [`VictoriaLogs::start`] with extra command-line `flags` (given to
+    /// every node of a cluster: the binary accepts all of them in each role).
     pub async fn start_with(bin: &Path, flags: &[&str]) -> VictoriaLogs {
-        let port = free_port();
-        let data_dir =
-            std::env::temp_dir().join(format!("lokivl-e2e-{}-{port}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&data_dir);
-        let child = Command::new(bin)
-            .arg(format!("-httpListenAddr=127.0.0.1:{port}"))
-            .arg(format!("-storageDataPath={}", data_dir.display()))
-            .arg("-retentionPeriod=100y")
-            .arg("-loggerLevel=ERROR")
-            .args(flags)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start VictoriaLogs");
-        let vl = VictoriaLogs {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            data_dir,
-        };
-        for _ in 0..200 {
-            let health = format!("{}/health", vl.url);
-            if let Ok(a) = client::get_within(&health, &[], Duration::from_secs(1)).await
-                && a.status == 200
-            {
-                return vl;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+        if cluster_mode() {
+            return Self::start_cluster(bin, flags, &[]).await;
         }
-        panic!("VictoriaLogs did not become healthy at {}", vl.url);
+        let flags: Vec<String> = flags.iter().map(|f| (*f).to_owned()).collect();
+        let node = Node::spawn(bin, true, &flags);
+        node.wait_healthy().await;
+        VictoriaLogs {
+            url: node.url.clone(),
+            nodes: vec![node],
+        }
     }
 
-    /// Makes everything pushed so far searchable.
+    /// A cluster on loopback, whatever `LOKIVL_VL_CLUSTER` says: two storage
+    /// nodes (each its own data directory) and a front started with
+    /// `-storageNode=<both>` plus `front_flags` (`-insert.disable` makes it a
+    /// pure vlselect), `flags` going to all three. Returns once all three are
+    /// healthy and the front answers a query through both storage nodes.
+    pub async fn start_cluster(bin: &Path, flags: &[&str], front_flags: &[&str]) -> VictoriaLogs {
+        let flags: Vec<String> = flags.iter().map(|f| (*f).to_owned()).collect();
+        let storage = [
+            Node::spawn(bin, true, &flags),
+            Node::spawn(bin, true, &flags),
+        ];
+        let addrs: Vec<&str> = storage
+            .iter()
+            .map(|n| n.url.trim_start_matches("http://"))
+            .collect();
+        let mut front_args = flags.clone();
+        front_args.push(format!("-storageNode={}", addrs.join(",")));
+        front_args.extend(front_flags.iter().map(|f| (*f).to_owned()));
+        let front = Node::spawn(bin, false, &front_args);
+        for node in storage.iter().chain([&front]) {
+            node.wait_healthy().await;
+        }
+        // `/health` of a front does not ask its storage nodes; a query does
+        // (it fails while one is unreachable).
+        let probe = format!("{}/select/logsql/query?query=*&limit=1", front.url);
+        let a = client::get_within(&probe, &[], Duration::from_secs(10))
+            .await
+            .expect("query the VictoriaLogs cluster front");
+        assert_eq!(a.status, 200, "cluster front query: {}", a.body);
+        let mut nodes = vec![front];
+        nodes.extend(storage);
+        VictoriaLogs {
+            url: nodes[0].url.clone(),
+            nodes,
+        }
+    }
+
+    /// The storage nodes' addresses (`http://127.0.0.1:<port>`), empty for a
+    /// single node; each answers `/select/*` for the data it holds.
+    pub fn storage_urls(&self) -> Vec<&str> {
+        self.nodes.iter().skip(1).map(|n| n.url.as_str()).collect()
+    }
+
+    /// Kills storage node `index` (of [`VictoriaLogs::storage_urls`]) and
+    /// removes its data, as an outage of one `vlstorage`.
+    pub fn stop_storage_node(&mut self, index: usize) {
+        assert!(index + 1 < self.nodes.len(), "no storage node {index}");
+        drop(self.nodes.remove(index + 1));
+    }
+
+    /// Makes everything pushed so far searchable. A cluster front's
+    /// `/internal/force_flush` sends its pending rows to the storage nodes
+    /// and has each of them flush (VictoriaLogs' `netinsert.DebugFlush`).
     pub async fn flush(&self) {
         let a = client::try_get(&format!("{}/internal/force_flush", self.url), &[])
             .await
