@@ -14,6 +14,7 @@
 //! ([`merge`]) before the one encoder writes the body.
 
 pub mod bucket;
+mod extent;
 pub mod fill;
 pub mod matrix;
 pub mod merge;
