@@ -1,0 +1,169 @@
+//! Cache extents of live windows, against a real VictoriaLogs: a dashboard
+//! over "the last 3 hours" that refreshes asks VictoriaLogs for the fresh
+//! tail only (the steps newer than `--cache-freshness`), and still answers
+//! exactly what an unsplit lokivl without a cache answers, new lines
+//! included.
+//!
+//! The tap in front of VictoriaLogs records every request lokivl sends;
+//! each request's `start`/`end` say which logs it read.
+//!
+//! Needs a real VictoriaLogs (`LOKIVL_VL_BIN`); skipped with one line otherwise.
+
+use crate::support;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::support::backend::{Tap, VictoriaLogs};
+use crate::support::client::{self, url};
+use serde_json::{Value, json};
+
+const SEC: i64 = 1_000_000_000;
+const MIN: i64 = 60 * SEC;
+const HOUR: i64 = 60 * MIN;
+/// lokivl's default `--cache-freshness` (Loki's `max_cache_freshness_per_query`).
+const FRESHNESS: i64 = 10 * MIN;
+
+fn now_ns() -> i64 {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970");
+    i64::try_from(d.as_nanos()).expect("time fits i64")
+}
+
+/// Two streams with a line every 10 s from `from` to `to`.
+fn push_body(from: i64, to: i64) -> String {
+    let streams: Vec<Value> = ["api", "web"]
+        .iter()
+        .enumerate()
+        .map(|(k, app)| {
+            let mut values = Vec::new();
+            let mut t = from + k as i64 * 3 * SEC + 17;
+            let mut i = 0;
+            while t < to {
+                values.push(json!([
+                    t.to_string(),
+                    format!("{app} request {i} status=200")
+                ]));
+                t += 10 * SEC;
+                i += 1;
+            }
+            json!({"stream": {"env": "e2e", "app": app}, "values": values})
+        })
+        .collect();
+    json!({ "streams": streams }).to_string()
+}
+
+/// The answer of a metric `query_range` up to its `"stats"`.
+async fn ask(base: &str, query: &str, start: i64, end: i64, step: &str) -> String {
+    let (s, e) = (start.to_string(), end.to_string());
+    let params = [("query", query), ("start", &s), ("end", &e), ("step", step)];
+    let a = client::try_get(&url(base, "/loki/api/v1/query_range", &params), &[])
+        .await
+        .expect("lokivl answers");
+    assert_eq!(a.status, 200, "{}", a.body);
+    a.body
+        .split(",\"stats\":")
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `(start, end)` in ns of each recorded request not in `before`.
+fn new_spans(before: &BTreeSet<String>, tap: &Tap) -> Vec<(String, i64, i64)> {
+    tap.recorded()
+        .into_keys()
+        .filter(|k| !before.contains(k))
+        .filter_map(|k| {
+            let (_, params) = k.split_once(' ')?;
+            let mut start = None;
+            let mut end = None;
+            for (name, v) in form_urlencoded::parse(params.as_bytes()) {
+                match &*name {
+                    "start" => start = v.parse::<i64>().ok(),
+                    "end" => end = v.parse::<i64>().ok(),
+                    _ => {}
+                }
+            }
+            Some((k.clone(), start?, end?))
+        })
+        .collect()
+}
+
+fn keys(tap: &Tap) -> BTreeSet<String> {
+    tap.recorded().into_keys().collect()
+}
+
+fn seconds(spans: &[(String, i64, i64)]) -> i64 {
+    spans.iter().map(|(_, s, e)| (e - s) / SEC).sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refreshing_metric_dashboard_asks_only_for_the_fresh_tail() {
+    let Some(bin) = std::env::var_os("LOKIVL_VL_BIN").map(std::path::PathBuf::from) else {
+        eprintln!("skipped: LOKIVL_VL_BIN is not set (a VictoriaLogs binary)");
+        return;
+    };
+    let vl = VictoriaLogs::start(&bin).await;
+    // Both refreshes fall in one minute of the step grid (a `start` that
+    // crossed a minute would evaluate the clipped first window again, as it
+    // should): wait out the end of a minute.
+    if now_ns().rem_euclid(MIN) > 40 * SEC {
+        tokio::time::sleep(Duration::from_nanos(
+            (MIN - now_ns().rem_euclid(MIN) + SEC) as u64,
+        ))
+        .await;
+    }
+    let t0 = now_ns();
+    vl.ingest(push_body(t0 - 3 * HOUR - 10 * MIN, t0 - SEC))
+        .await;
+    let tap = Tap::recording(&vl.url).await;
+    let split = support::start_lokivl(&tap.url).await;
+    let whole = support::start_lokivl_with(&vl.url, |c| c.cache.max_bytes = 0).await;
+    let query = r#"sum by (app) (count_over_time({app=~"api|web|late"}[1m]))"#;
+
+    // First refresh: everything is read once.
+    let end1 = now_ns();
+    let first = ask(&split, query, end1 - 3 * HOUR, end1, "60").await;
+    assert_eq!(first, ask(&whole, query, end1 - 3 * HOUR, end1, "60").await);
+    let spans1 = new_spans(&BTreeSet::new(), &tap);
+    let read1 = seconds(&spans1);
+    assert!(
+        read1 >= 3 * 3600,
+        "first refresh read {read1} s: {spans1:?}"
+    );
+    assert!(!first.contains(r#""app":"late""#), "{first}");
+
+    // A line arrives, and the dashboard refreshes a few seconds later.
+    let before = keys(&tap);
+    vl.push_lines("late", &[(now_ns() - SEC, "late request".to_owned())])
+        .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let end2 = now_ns();
+    let second = ask(&split, query, end2 - 3 * HOUR, end2, "60").await;
+    assert_eq!(
+        second,
+        ask(&whole, query, end2 - 3 * HOUR, end2, "60").await,
+        "a refresh served from extents equals the unsplit answer"
+    );
+    assert!(
+        second.contains(r#""app":"late""#),
+        "the new line is counted: {second}"
+    );
+    let spans2 = new_spans(&before, &tap);
+    assert!(!spans2.is_empty(), "the fresh tail is asked again");
+    // Only logs newer than the freshness bound of the first refresh (less
+    // one step and one range of reach) are read again.
+    let oldest = spans2.iter().map(|(_, s, _)| *s).min().unwrap_or(0);
+    assert!(
+        oldest >= end1 - FRESHNESS - 3 * MIN,
+        "second refresh read from {} s before its end: {spans2:?}",
+        (end2 - oldest) / SEC
+    );
+    let read2 = seconds(&spans2);
+    assert!(
+        read2 <= (FRESHNESS + 3 * MIN) / SEC,
+        "second refresh read {read2} s, first {read1} s: {spans2:?}"
+    );
+    eprintln!("requested seconds of logs: first refresh {read1}, second {read2}");
+}
