@@ -16,6 +16,7 @@
 pub mod bucket;
 mod extent;
 pub mod fill;
+pub mod log_extent;
 pub mod matrix;
 pub mod merge;
 pub mod metric_split;
