@@ -57,8 +57,28 @@ fn push_body(from: i64, to: i64) -> String {
 /// The answer of a metric `query_range` up to its `"stats"`.
 async fn ask(base: &str, query: &str, start: i64, end: i64, step: &str) -> String {
     let (s, e) = (start.to_string(), end.to_string());
-    let params = [("query", query), ("start", &s), ("end", &e), ("step", step)];
-    let a = client::try_get(&url(base, "/loki/api/v1/query_range", &params), &[])
+    ask_with(
+        base,
+        &[("query", query), ("start", &s), ("end", &e), ("step", step)],
+    )
+    .await
+}
+
+/// The answer of a log `query_range` up to its `"stats"`.
+async fn ask_log(base: &str, query: &str, range: (i64, i64), limit: &str, dir: &str) -> String {
+    let (s, e) = (range.0.to_string(), range.1.to_string());
+    let params = [
+        ("query", query),
+        ("start", &s),
+        ("end", &e),
+        ("limit", limit),
+        ("direction", dir),
+    ];
+    ask_with(base, &params).await
+}
+
+async fn ask_with(base: &str, params: &[(&str, &str)]) -> String {
+    let a = client::try_get(&url(base, "/loki/api/v1/query_range", params), &[])
         .await
         .expect("lokivl answers");
     assert_eq!(a.status, 200, "{}", a.body);
@@ -166,4 +186,92 @@ async fn a_refreshing_metric_dashboard_asks_only_for_the_fresh_tail() {
         "second refresh read {read2} s, first {read1} s: {spans2:?}"
     );
     eprintln!("requested seconds of logs: first refresh {read1}, second {read2}");
+}
+
+/// Log queries over the last 3 hours, asked by a dashboard that refreshes:
+/// the second refresh reads only the fresh piece of the live window (and the
+/// oldest window, clipped by a `start` that moved), and every answer is
+/// the unsplit one for the same range, the new line included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refreshing_log_dashboard_asks_only_for_the_fresh_piece() {
+    let Some(bin) = std::env::var_os("LOKIVL_VL_BIN").map(std::path::PathBuf::from) else {
+        eprintln!("skipped: LOKIVL_VL_BIN is not set (a VictoriaLogs binary)");
+        return;
+    };
+    let vl = VictoriaLogs::start(&bin).await;
+    // Both refreshes in one minute of the fresh mark.
+    if now_ns().rem_euclid(MIN) > 40 * SEC {
+        tokio::time::sleep(Duration::from_nanos(
+            (MIN - now_ns().rem_euclid(MIN) + SEC) as u64,
+        ))
+        .await;
+    }
+    let t0 = now_ns();
+    vl.ingest(push_body(t0 - 3 * HOUR - 10 * MIN, t0 - SEC))
+        .await;
+    let tap = Tap::recording(&vl.url).await;
+    let split = support::start_lokivl(&tap.url).await;
+    let whole = support::start_lokivl_with(&vl.url, |c| c.cache.max_bytes = 0).await;
+    let query = r#"{app=~"api|web|late"}"#;
+    let asks = [
+        ("100", "backward"),
+        ("5000", "backward"),
+        ("100", "forward"),
+    ];
+
+    let end1 = now_ns();
+    let range1 = (end1 - 3 * HOUR, end1);
+    for (limit, dir) in asks {
+        let a = ask_log(&split, query, range1, limit, dir).await;
+        assert_eq!(
+            a,
+            ask_log(&whole, query, range1, limit, dir).await,
+            "{limit} {dir}"
+        );
+        assert!(!a.contains("late request"));
+    }
+    let read1 = seconds(&new_spans(&BTreeSet::new(), &tap));
+
+    let before = keys(&tap);
+    vl.push_lines("late", &[(now_ns() - SEC, "late request".to_owned())])
+        .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let end2 = now_ns();
+    let range2 = (end2 - 3 * HOUR, end2);
+    for (limit, dir) in asks {
+        let a = ask_log(&split, query, range2, limit, dir).await;
+        assert_eq!(
+            a,
+            ask_log(&whole, query, range2, limit, dir).await,
+            "{limit} {dir}: a refresh with cut windows equals the unsplit answer"
+        );
+        if dir == "backward" {
+            assert!(a.contains("late request"), "the new line is returned");
+        }
+    }
+    let spans2 = new_spans(&before, &tap);
+    // The oldest window, clipped by the moved `start`, ends at the first
+    // interval boundary after it; everything else read is fresh.
+    let first_boundary = (range2.0 / HOUR + 1) * HOUR;
+    let (oldest, fresh): (Vec<_>, Vec<_>) = spans2
+        .iter()
+        .cloned()
+        .partition(|(_, _, e)| *e <= first_boundary);
+    assert!(!fresh.is_empty(), "the fresh piece is asked again");
+    // Each query reads at most the freshness bound plus a minute, from the
+    // first refresh's fresh mark on.
+    for (k, s, e) in &fresh {
+        assert!(
+            *s >= end1 - FRESHNESS - 2 * MIN && e - s <= FRESHNESS + 2 * MIN,
+            "read {} s, from {} s before the end: {k}",
+            (e - s) / SEC,
+            (end2 - s) / SEC
+        );
+    }
+    let (read2, clipped) = (seconds(&fresh), seconds(&oldest));
+    eprintln!(
+        "log refreshes ({} queries): first read {read1} s of logs, second {read2} s fresh \
+         + {clipped} s of the clipped oldest window",
+        asks.len()
+    );
 }
