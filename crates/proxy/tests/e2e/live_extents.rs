@@ -4,17 +4,23 @@
 //! exactly what an unsplit lokivl without a cache answers, new lines
 //! included.
 //!
-//! The tap in front of VictoriaLogs records every request lokivl sends;
-//! each request's `start`/`end` say which logs it read.
+//! A forwarder in front of VictoriaLogs logs every request lokivl sends, in
+//! order and repeats included; each request's `start`/`end` say which logs
+//! it read.
 //!
 //! Needs a real VictoriaLogs (`LOKIVL_VL_BIN`); skipped with one line otherwise.
 
 use crate::support;
 
-use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::support::backend::{Tap, VictoriaLogs};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+
+use crate::support::backend::VictoriaLogs;
 use crate::support::client::{self, url};
 use serde_json::{Value, json};
 
@@ -89,32 +95,87 @@ async fn ask_with(base: &str, params: &[(&str, &str)]) -> String {
         .to_owned()
 }
 
-/// `(start, end)` in ns of each recorded request not in `before`.
-fn new_spans(before: &BTreeSet<String>, tap: &Tap) -> Vec<(String, i64, i64)> {
-    tap.recorded()
-        .into_keys()
-        .filter(|k| !before.contains(k))
-        .filter_map(|k| {
-            let (_, params) = k.split_once(' ')?;
-            let mut start = None;
-            let mut end = None;
-            for (name, v) in form_urlencoded::parse(params.as_bytes()) {
-                match &*name {
-                    "start" => start = v.parse::<i64>().ok(),
-                    "end" => end = v.parse::<i64>().ok(),
-                    _ => {}
-                }
-            }
-            Some((k.clone(), start?, end?))
-        })
-        .collect()
+/// One request lokivl sent: its path and parameters, and the `start`/`end` it read.
+type Span = (String, i64, i64);
+
+/// A loopback forwarder to VictoriaLogs that logs every request.
+struct Log {
+    url: String,
+    spans: Arc<Mutex<Vec<Span>>>,
 }
 
-fn keys(tap: &Tap) -> BTreeSet<String> {
-    tap.recorded().into_keys().collect()
+#[derive(Clone)]
+struct Upstream {
+    url: String,
+    spans: Arc<Mutex<Vec<Span>>>,
 }
 
-fn seconds(spans: &[(String, i64, i64)]) -> i64 {
+/// The form of a request (query string and body) and its `start`/`end`.
+fn form_of(uri: &Uri, body: &[u8]) -> (String, Option<i64>, Option<i64>) {
+    let mut params: Vec<(String, String)> = Vec::new();
+    if let Some(q) = uri.query() {
+        params.extend(form_urlencoded::parse(q.as_bytes()).into_owned());
+    }
+    params.extend(form_urlencoded::parse(body).into_owned());
+    let find = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse::<i64>().ok())
+    };
+    let mut form = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in &params {
+        form.append_pair(k, v);
+    }
+    (form.finish(), find("start"), find("end"))
+}
+
+async fn forward(State(up): State<Upstream>, uri: Uri, body: Bytes) -> Response {
+    let (form, start, end) = form_of(&uri, &body);
+    if let (Some(start), Some(end)) = (start, end) {
+        let what = format!("{} {form}", uri.path());
+        up.spans.lock().expect("log").push((what, start, end));
+    }
+    let url = format!("{}{}", up.url, uri.path());
+    match client::try_post(&url, "application/x-www-form-urlencoded", form.into_bytes()).await {
+        Ok(a) => {
+            let ct = a.content_type().to_owned();
+            let status = StatusCode::from_u16(a.status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+            (status, [(axum::http::header::CONTENT_TYPE, ct)], a.body).into_response()
+        }
+        Err(e) => (StatusCode::BAD_GATEWAY, e).into_response(),
+    }
+}
+
+impl Log {
+    async fn start(upstream: &str) -> Log {
+        let spans = Arc::new(Mutex::new(Vec::new()));
+        let app = axum::Router::new().fallback(forward).with_state(Upstream {
+            url: upstream.to_owned(),
+            spans: Arc::clone(&spans),
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Log { url, spans }
+    }
+
+    /// Requests logged so far.
+    fn len(&self) -> usize {
+        self.spans.lock().expect("log").len()
+    }
+
+    /// Requests logged after the first `n`.
+    fn since(&self, n: usize) -> Vec<Span> {
+        self.spans.lock().expect("log")[n..].to_vec()
+    }
+}
+
+fn seconds(spans: &[Span]) -> i64 {
     spans.iter().map(|(_, s, e)| (e - s) / SEC).sum()
 }
 
@@ -137,8 +198,8 @@ async fn a_refreshing_metric_dashboard_asks_only_for_the_fresh_tail() {
     let t0 = now_ns();
     vl.ingest(push_body(t0 - 3 * HOUR - 10 * MIN, t0 - SEC))
         .await;
-    let tap = Tap::recording(&vl.url).await;
-    let split = support::start_lokivl(&tap.url).await;
+    let log = Log::start(&vl.url).await;
+    let split = support::start_lokivl(&log.url).await;
     let whole = support::start_lokivl_with(&vl.url, |c| c.cache.max_bytes = 0).await;
     let query = r#"sum by (app) (count_over_time({app=~"api|web|late"}[1m]))"#;
 
@@ -146,7 +207,7 @@ async fn a_refreshing_metric_dashboard_asks_only_for_the_fresh_tail() {
     let end1 = now_ns();
     let first = ask(&split, query, end1 - 3 * HOUR, end1, "60").await;
     assert_eq!(first, ask(&whole, query, end1 - 3 * HOUR, end1, "60").await);
-    let spans1 = new_spans(&BTreeSet::new(), &tap);
+    let spans1 = log.since(0);
     let read1 = seconds(&spans1);
     assert!(
         read1 >= 3 * 3600,
@@ -155,7 +216,7 @@ async fn a_refreshing_metric_dashboard_asks_only_for_the_fresh_tail() {
     assert!(!first.contains(r#""app":"late""#), "{first}");
 
     // A line arrives, and the dashboard refreshes a few seconds later.
-    let before = keys(&tap);
+    let before = log.len();
     vl.push_lines("late", &[(now_ns() - SEC, "late request".to_owned())])
         .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -170,7 +231,7 @@ async fn a_refreshing_metric_dashboard_asks_only_for_the_fresh_tail() {
         second.contains(r#""app":"late""#),
         "the new line is counted: {second}"
     );
-    let spans2 = new_spans(&before, &tap);
+    let spans2 = log.since(before);
     assert!(!spans2.is_empty(), "the fresh tail is asked again");
     // Only logs newer than the freshness bound of the first refresh (less
     // one step and one range of reach) are read again.
@@ -209,8 +270,8 @@ async fn a_refreshing_log_dashboard_asks_only_for_the_fresh_piece() {
     let t0 = now_ns();
     vl.ingest(push_body(t0 - 3 * HOUR - 10 * MIN, t0 - SEC))
         .await;
-    let tap = Tap::recording(&vl.url).await;
-    let split = support::start_lokivl(&tap.url).await;
+    let log = Log::start(&vl.url).await;
+    let split = support::start_lokivl(&log.url).await;
     let whole = support::start_lokivl_with(&vl.url, |c| c.cache.max_bytes = 0).await;
     let query = r#"{app=~"api|web|late"}"#;
     let asks = [
@@ -230,9 +291,9 @@ async fn a_refreshing_log_dashboard_asks_only_for_the_fresh_piece() {
         );
         assert!(!a.contains("late request"));
     }
-    let read1 = seconds(&new_spans(&BTreeSet::new(), &tap));
+    let read1 = seconds(&log.since(0));
 
-    let before = keys(&tap);
+    let before = log.len();
     vl.push_lines("late", &[(now_ns() - SEC, "late request".to_owned())])
         .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -249,7 +310,7 @@ async fn a_refreshing_log_dashboard_asks_only_for_the_fresh_piece() {
             assert!(a.contains("late request"), "the new line is returned");
         }
     }
-    let spans2 = new_spans(&before, &tap);
+    let spans2 = log.since(before);
     // The oldest window, clipped by the moved `start`, ends at the first
     // interval boundary after it; everything else read is fresh.
     let first_boundary = (range2.0 / HOUR + 1) * HOUR;
