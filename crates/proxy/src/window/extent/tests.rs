@@ -270,3 +270,44 @@ fn closed_steps_stop_at_the_bound_and_the_window() {
     assert_eq!(tail(w, 11).len, 0);
     assert_eq!(tail(w, 40).len, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refreshes_at_once_leave_one_valid_extent() {
+    let (ctx, q) = (ctx(), query("rate"));
+    let w = Grid::range(0, 200, STEP);
+    let bounds = [35, 95, 155, 65, 125, 185];
+    let mut tasks = Vec::new();
+    for before in bounds {
+        let (ctx, q) = (ctx.clone(), q.clone());
+        tasks.push(tokio::spawn(async move {
+            let eval = |g: Grid| async move {
+                tokio::task::yield_now().await;
+                Ok(truth(g))
+            };
+            let m = assemble(&ctx, &q, w, Some(before), eval).await;
+            sorted(m.expect("assemble"))
+        }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.expect("task"), sorted(truth(w)));
+    }
+    // Whichever write came last, the extent is one a refresh wrote: whole
+    // closed steps, the true values.
+    let e = stored(&ctx, &q, w).await.expect("extent");
+    assert!(bounds.iter().any(|b| closed_steps(w, *b) == Some(e.grid)));
+    assert_eq!(sorted(e.series), sorted(truth(e.grid)));
+    // And the next refresh uses it.
+    let asked = Mutex::new(Vec::new());
+    assert_eq!(
+        refresh(&ctx, &q, w, Some(199), &asked).await,
+        sorted(truth(w))
+    );
+    assert_eq!(
+        asked.lock().unwrap().as_slice(),
+        &[Grid {
+            start: e.grid.last() + STEP,
+            step: STEP,
+            len: w.len - e.grid.len,
+        }]
+    );
+}
