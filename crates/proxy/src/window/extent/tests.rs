@@ -311,3 +311,61 @@ async fn refreshes_at_once_leave_one_valid_extent() {
         }]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_split_refresh_evaluates_only_steps_after_the_extents() {
+    use crate::window::matrix::run;
+    use crate::window::metric_split::metric_windows;
+    use std::sync::Arc;
+
+    let (ctx, q) = (ctx(), query("rate"));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let refresh = |grid: Grid, closed_before: i64| {
+        let (ctx, q, asked) = (ctx.clone(), q.clone(), Arc::clone(&asked));
+        async move {
+            let w = metric_windows(grid, 100, closed_before).expect("split");
+            let eval = move |_: RequestContext, g: Grid| {
+                asked.lock().expect("lock").push(g);
+                async move { Ok(truth(g)) }
+            };
+            let m = run(&ctx, &q, grid, w, closed_before, eval).await;
+            sorted(m.expect("run"))
+        }
+    };
+    let taken = |asked: &Mutex<Vec<Grid>>| {
+        let mut v = std::mem::take(&mut *asked.lock().expect("lock"));
+        v.sort_by_key(|g| g.start);
+        v
+    };
+    // Windows of 100: steps 0..=90 closed, 100..=190 and 200..=290 live.
+    let g1 = Grid::range(0, 290, STEP);
+    assert_eq!(refresh(g1, 150).await, sorted(truth(g1)));
+    assert_eq!(
+        taken(&asked),
+        vec![
+            Grid::range(0, 90, STEP),
+            Grid::range(100, 190, STEP),
+            Grid::range(200, 290, STEP)
+        ]
+    );
+    // Later: 100..=190 has closed and is built from its extent (100..=150)
+    // and the steps after it; 200..=290 had no closed step, 300..=310 is new.
+    let g2 = Grid::range(0, 310, STEP);
+    assert_eq!(refresh(g2, 250).await, sorted(truth(g2)));
+    assert_eq!(
+        taken(&asked),
+        vec![
+            Grid::range(160, 190, STEP),
+            Grid::range(200, 290, STEP),
+            Grid::range(300, 310, STEP)
+        ]
+    );
+    // Again: only the steps after the extent of 200..=290 (200..=250) and
+    // the newest window.
+    let g3 = Grid::range(0, 320, STEP);
+    assert_eq!(refresh(g3, 259).await, sorted(truth(g3)));
+    assert_eq!(
+        taken(&asked),
+        vec![Grid::range(260, 290, STEP), Grid::range(300, 320, STEP)]
+    );
+}
