@@ -98,23 +98,23 @@ pub async fn range(
             .saturating_sub(i64::try_from(ctx.lifetimes.freshness.as_nanos()).unwrap_or(0))
             .saturating_sub(lookahead(expr));
         crate::window::metric_split::metric_windows(grid, ctx.settings.interval_ns(), closed_before)
-            .map(|w| (ctx, w))
+            .map(|w| (ctx, w, closed_before))
     });
     let m = match split {
         None => Box::pin(matrix(state, ctx, expr, &grid, work)).await?,
-        Some((wctx, w)) => {
+        Some((wctx, w, closed_before)) => {
             let q = MetricWindowQuery {
                 query: expr.to_string(),
                 request: ctx.clone(),
             };
             let (state, expr, work) = (state.clone(), Arc::new(expr.clone()), work.clone());
-            crate::window::matrix::run(wctx, &q, grid, w, move |ctx: RequestContext, g: Grid| {
+            let eval = move |ctx: RequestContext, g: Grid| {
                 let (state, expr, work) = (state.clone(), Arc::clone(&expr), work.clone());
                 // Boxed: the window task stays small (debug builds copy
                 // large futures through every poll frame).
                 async move { Box::pin(matrix(&state, &ctx, &expr, &g, &work)).await }
-            })
-            .await?
+            };
+            crate::window::matrix::run(wctx, &q, grid, w, closed_before, eval).await?
         }
     };
     let max_series = ctx.limits().max_query_series;

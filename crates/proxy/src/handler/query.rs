@@ -108,7 +108,8 @@ async fn log_range(
         return encode(answer, started, work).await;
     }
     let split = windows.and_then(|wctx| {
-        crate::window::windows(start, end, wctx.settings.interval_ns(), p.direction)
+        let now = crate::params::timestamp::now_ns();
+        crate::window::log_extent::live_windows(wctx, start, end, p.direction, now)
             .map(|w| (wctx, w))
     });
     let Some((wctx, windows)) = split else {

@@ -15,6 +15,7 @@ use bytes::Bytes;
 use cache::{CacheKey, Encoding};
 
 use super::WindowContext;
+use super::extent;
 use super::fill;
 use super::metric_split::MetricWindow;
 use super::task::WindowTask;
@@ -43,6 +44,10 @@ pub struct MetricWindowQuery {
 /// closed windows outside the request are dropped, and series without a
 /// step in the request are left out.
 ///
+/// Live windows keep their steps at or before `closed_before` (the same
+/// bound that closes windows) as an [`extent`] and evaluate only the steps
+/// after it.
+///
 /// # Errors
 /// The first failing window's error.
 pub async fn run<F, Fut>(
@@ -50,6 +55,7 @@ pub async fn run<F, Fut>(
     q: &MetricWindowQuery,
     grid: Grid,
     windows: Vec<MetricWindow>,
+    closed_before: i64,
     eval: F,
 ) -> Result<Matrix, ApiError>
 where
@@ -64,7 +70,8 @@ where
     let result = loop {
         while inflight.len() < ctx.settings.parallelism {
             let Some(w) = pending.next() else { break };
-            inflight.push_back((w.grid, spawn_window(ctx, &q, w, Arc::clone(&eval))));
+            let task = spawn_window(ctx, &q, w, closed_before, Arc::clone(&eval));
+            inflight.push_back((w.grid, task));
         }
         let Some((wgrid, next)) = inflight.pop_front() else {
             break Ok(());
@@ -85,6 +92,7 @@ fn spawn_window<F, Fut>(
     ctx: &WindowContext,
     q: &Arc<MetricWindowQuery>,
     w: MetricWindow,
+    closed_before: i64,
     eval: Arc<F>,
 ) -> WindowTask<Result<Matrix, ApiError>>
 where
@@ -94,25 +102,58 @@ where
     let ctx = ctx.clone();
     let q = Arc::clone(q);
     let task = async move {
+        if !w.closed {
+            // The held steps from the extent, the fresh tail evaluated (and
+            // shared with identical refreshes in flight).
+            let tail = |g: Grid| cached(&ctx, &q, g, ctx.lifetimes.live_ttl, Arc::clone(&eval));
+            return extent::assemble(&ctx, &q, w.grid, Some(closed_before), tail).await;
+        }
         let key = window_key(&q, w.grid);
-        let ttl = if w.closed {
-            ctx.lifetimes.ttl
-        } else {
-            ctx.lifetimes.live_ttl
-        };
         let fill = || {
-            // The window's evaluation gets the request's context by value.
-            let matrix = eval(q.request.clone(), w.grid);
+            let (ctx, q, eval) = (ctx.clone(), Arc::clone(&q), Arc::clone(&eval));
             async move {
-                let mut out = Vec::new();
-                matrix_codec::encode(&matrix.await?, &mut out);
-                Ok(Bytes::from(out))
+                // A window that just closed still has its extent: only the
+                // steps after it are evaluated.
+                let tail = |g: Grid| eval(q.request.clone(), g);
+                let m = extent::assemble(&ctx, &q, w.grid, None, tail).await?;
+                Ok(encode(&m))
             }
         };
-        let body = fill::cached(&ctx, METRIC_WINDOW_ENDPOINT, key, ttl, fill).await?;
-        matrix_codec::decode(&body).map_err(|e| ApiError::Internal(e.to_string()))
+        let body = fill::cached(&ctx, METRIC_WINDOW_ENDPOINT, key, ctx.lifetimes.ttl, fill).await?;
+        decode(&body)
     };
     WindowTask::spawn(task)
+}
+
+/// The series of `eval` over `g` through the byte cache, kept for `ttl`.
+async fn cached<F, Fut>(
+    ctx: &WindowContext,
+    q: &Arc<MetricWindowQuery>,
+    g: Grid,
+    ttl: std::time::Duration,
+    eval: Arc<F>,
+) -> Result<Matrix, ApiError>
+where
+    F: Fn(RequestContext, Grid) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Matrix, ApiError>> + Send + 'static,
+{
+    let fill = || {
+        // The evaluation gets the request's context by value.
+        let matrix = eval(q.request.clone(), g);
+        async move { Ok(encode(&matrix.await?)) }
+    };
+    let body = fill::cached(ctx, METRIC_WINDOW_ENDPOINT, window_key(q, g), ttl, fill).await?;
+    decode(&body)
+}
+
+fn encode(m: &Matrix) -> Bytes {
+    let mut out = Vec::new();
+    matrix_codec::encode(m, &mut out);
+    Bytes::from(out)
+}
+
+fn decode(body: &[u8]) -> Result<Matrix, ApiError> {
+    matrix_codec::decode(body).map_err(|e| ApiError::Internal(e.to_string()))
 }
 
 /// The cache key of one metric window: the tenant, the credentials, the
@@ -129,14 +170,14 @@ fn window_key(q: &MetricWindowQuery, g: Grid) -> CacheKey {
 }
 
 /// Series of the request grid, filled window by window in time order.
-struct Merged {
+pub(super) struct Merged {
     grid: Grid,
     index: std::collections::HashMap<Labels, usize, foldhash::fast::RandomState>,
     series: Matrix,
 }
 
 impl Merged {
-    fn new(grid: Grid) -> Self {
+    pub(super) fn new(grid: Grid) -> Self {
         Self {
             grid,
             index: std::collections::HashMap::default(),
@@ -146,7 +187,7 @@ impl Merged {
 
     /// Adds one window's series; windows come oldest first and never overlap,
     /// so points stay ascending.
-    fn push(&mut self, wgrid: &Grid, m: Matrix) {
+    pub(super) fn push(&mut self, wgrid: &Grid, m: Matrix) {
         let (first, last) = (self.grid.start, self.grid.last());
         for s in m {
             let mut points = s.points.iter().filter_map(|p| {
@@ -174,7 +215,7 @@ impl Merged {
         }
     }
 
-    fn finish(self) -> Matrix {
+    pub(super) fn finish(self) -> Matrix {
         self.series
     }
 }

@@ -12,9 +12,18 @@
 //! into a typed [`engine::answer::LogAnswer`], stored in lokivl's own binary
 //! form ([`engine::answer::codec`]), and the typed answers are merged
 //! ([`merge`]) before the one encoder writes the body.
+//!
+//! The live window of a range that ends near now is not evaluated whole on
+//! every refresh: a metric window keeps its closed steps as a cache extent
+//! (`extent`) and evaluates only the steps after them; a log window is cut
+//! at the fresh mark ([`log_extent`]) so its older piece is cached as a
+//! closed window. Nothing newer than `now − freshness` is kept for the
+//! long TTL.
 
 pub mod bucket;
+mod extent;
 pub mod fill;
+pub mod log_extent;
 pub mod matrix;
 pub mod merge;
 pub mod metric_split;

@@ -11,6 +11,7 @@ mod discovery;
 mod drilldown;
 mod golden_replay;
 mod line_levels;
+mod live_extents;
 mod metadata_discovery;
 mod metric_discovery;
 mod push_passthrough;
