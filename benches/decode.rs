@@ -7,11 +7,17 @@
 //! allocator before criterion starts and printed as `allocs/op`.
 //! `…/serde_json_value_baseline` parses the same lines into
 //! `serde_json::Value` only, as a same-machine yardstick.
+//!
+//! `LOKIVL_DECODE_LOOP=<mode>:<rows>:<iterations>` (e.g. `categorize:100:2000`)
+//! skips criterion and runs that many encodes: a fixed workload for
+//! `valgrind --tool=callgrind`, whose instruction counts hold on a loaded
+//! machine where wall-clock does not. Two runs of N and 2N iterations
+//! differ by N encodes, start-up cancelled.
 
 use std::alloc::System;
 use std::hint::black_box;
 
-use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use engine::direction::Direction;
 use engine::encode::streams::{StreamsOptions, encode_streams};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
@@ -99,5 +105,28 @@ fn bench_decode(c: &mut Criterion) {
     }
 }
 
+/// Runs the encodes `spec` names (see the module doc).
+fn run_loop(spec: &str) {
+    let parts: Vec<&str> = spec.split(':').collect();
+    let [mode, rows, iters] = parts[..] else {
+        panic!("LOKIVL_DECODE_LOOP is <plain|categorize>:<rows>:<iterations>, not {spec:?}");
+    };
+    let rows: usize = rows.parse().expect("rows");
+    let iters: usize = iters.parse().expect("iterations");
+    let o = opts(rows, mode == "categorize");
+    let body = benches::vl_ndjson(rows);
+    for _ in 0..iters {
+        black_box(encode_once(&body, &o));
+    }
+}
+
 criterion_group!(benches, bench_decode);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(spec) = std::env::var("LOKIVL_DECODE_LOOP") {
+        run_loop(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -192,8 +192,12 @@ async fn a_client_that_stops_reading_a_response_is_disconnected() {
 #[tokio::test]
 async fn past_the_connection_cap_connections_wait_and_ready_answers_once_one_ends() {
     // A VictoriaLogs that is healthy, for `/ready`.
-    let vl = Router::new().route("/health", get(|| async { "OK" }));
-    let vl_url = format!("http://{}", crate::support::fake_vl::serve(vl).await);
+    let vl = crate::support::fake_vl::fake_vl(vec![(
+        "/health",
+        crate::support::fake_vl::Canned::ok("OK"),
+    )])
+    .await;
+    let vl_url = vl.url.clone();
 
     let addr = crate::support::lokivl::start_bounded(&vl_url, |settings| {
         settings.server = ConnLimits {

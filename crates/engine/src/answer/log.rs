@@ -289,9 +289,12 @@ impl<'a> EntryRef<'a> {
         &self,
         category: Category,
     ) -> impl Iterator<Item = (&'a str, &'a str)> + Clone + 'a {
-        self.labels()
-            .filter(move |l| l.2 == category)
-            .map(|(n, v, _)| (n, v))
+        // Filtered before the strings are sliced out of the text.
+        let a = self.a;
+        a.pairs[self.rec.labels.clone()]
+            .iter()
+            .filter(move |p| p.category == category)
+            .map(move |p| (a.str(&p.name), a.str(&p.value)))
     }
 }
 

@@ -31,12 +31,12 @@ mod ws;
 
 use std::time::{Duration, Instant};
 
-use fake::{FakeVl, Tail};
 use futures_util::SinkExt as _;
 use gate::{TempFile, assert_handled, gate, get, get_with, post_form};
 use rows::{Dataset, HOUR_END_NS, HOUR_START_NS, row};
 use support::backend::VictoriaLogs;
 use support::client::{Answer, url};
+use support::fake_vl::{FakeVl, Tail};
 use support::lokivl::Lokivl;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -136,7 +136,7 @@ async fn log_queries_handled(
 async fn deeply_nested_templates() {
     let _g = gate(1).await;
     let case = "deeply_nested_templates";
-    let fake = FakeVl::start(json_rows(20)).await;
+    let fake = fake::start(json_rows(20)).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let mut queries = Vec::new();
     for n in [3_000, 100_000] {
@@ -183,7 +183,7 @@ async fn deeply_nested_templates() {
 async fn deeply_nested_logql_and_strings() {
     let _g = gate(1).await;
     let case = "deeply_nested_logql_and_strings";
-    let fake = FakeVl::start(json_rows(20)).await;
+    let fake = fake::start(json_rows(20)).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let n = 100_000;
     let open = "(".repeat(n);
@@ -354,7 +354,7 @@ async fn deep_and_long_lines_from_a_fake_backend() {
             (t, row(t, "api", l, &[]))
         })
         .collect();
-    let fake = FakeVl::start(Dataset::fixed(rows)).await;
+    let fake = fake::start(Dataset::fixed(rows)).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let probe = lokivl.probe_ready();
     query_hostile_lines(
@@ -426,7 +426,7 @@ async fn deep_and_long_lines_in_a_real_victorialogs() {
 async fn template_bombs() {
     let _g = gate(2).await;
     let case = "template_bombs";
-    let fake = FakeVl::start(json_rows(50)).await;
+    let fake = fake::start(json_rows(50)).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let bombs = [
         r#"{{printf "%1000000000000d" 1}}"#,
@@ -482,7 +482,7 @@ async fn template_bombs() {
 async fn regexes_at_the_size_limit() {
     let _g = gate(2).await;
     let case = "regexes_at_the_size_limit";
-    let fake = FakeVl::start(json_rows(20_000)).await;
+    let fake = fake::start(json_rows(20_000)).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let alternation = (0..150_000)
         .map(|i| format!("w{i}"))
@@ -567,7 +567,7 @@ fn heavy_query(i: usize) -> String {
 async fn eight_heavy_queries_leave_ready_and_cache_hits_fast() {
     let _g = gate(2).await;
     let case = "eight_heavy_queries_leave_ready_and_cache_hits_fast";
-    let fake = FakeVl::start(json_rows(HEAVY_ROWS)).await;
+    let fake = fake::start(json_rows(HEAVY_ROWS)).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     // An answer for a closed range, now cached.
     let (s, e) = hour();
@@ -642,7 +642,7 @@ async fn eight_heavy_queries_leave_ready_and_cache_hits_fast() {
 async fn query_timeout_fires_during_row_work() {
     let _g = gate(2).await;
     let case = "query_timeout_fires_during_row_work";
-    let fake = FakeVl::start(json_rows(HEAVY_ROWS)).await;
+    let fake = fake::start(json_rows(HEAVY_ROWS)).await;
     let mut lokivl = Lokivl::start(&fake.url, &["--query-timeout", "2s"]).await;
     let template = "{{.msg}} {{.path}} {{.status | printf \\\"%05d\\\"}} ".repeat(8);
     let heavy: Vec<_> = (0..4)
@@ -729,7 +729,7 @@ fn assert_single_tenant(case: &str, what: &str, a: &Answer, n: &str) {
 async fn cache_poisoning_by_duplicate_tenants() {
     let _g = gate(1).await;
     let case = "cache_poisoning_by_duplicate_tenants";
-    let fake = FakeVl::start(tenant_rows("0")).await;
+    let fake = fake::start(tenant_rows("0")).await;
     fake.set_tenant_rows("1", tenant_rows("1"));
     let map = TempFile::new(
         "tenants.yaml",
@@ -842,7 +842,7 @@ async fn assert_duplicate_read_consistently(
 async fn cache_poisoning_by_duplicate_parameters() {
     let _g = gate(1).await;
     let case = "cache_poisoning_by_duplicate_parameters";
-    let fake = FakeVl::start(minute_rows()).await;
+    let fake = fake::start(minute_rows()).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let base = format!("{}/loki/api/v1/query_range", lokivl.base);
     let t0 = HOUR_START_NS.to_string();
@@ -932,7 +932,7 @@ async fn cache_negative_offset_is_not_kept_as_closed() {
     let early = Dataset::spread(60, now - 100 * min, now - 40 * min, |i, t| {
         row(t, "api", &format!("early {i}"), &[])
     });
-    let fake = FakeVl::start(early).await;
+    let fake = fake::start(early).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     // The range ended 70 minutes ago (closed), but `offset -1h` reads the
     // last 20 minutes.
@@ -994,7 +994,7 @@ async fn cache_negative_offset_is_not_kept_as_closed() {
 async fn large_post_bodies_are_read_once() {
     let _g = gate(1).await;
     let case = "large_post_bodies_are_read_once";
-    let fake = FakeVl::start(minute_rows()).await;
+    let fake = fake::start(minute_rows()).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let (s, e) = hour();
     // The query stays under Loki's own 128 KiB parser limit (past it Loki
@@ -1061,7 +1061,7 @@ async fn large_post_bodies_are_read_once() {
 async fn hundreds_of_non_reading_tails() {
     let _g = gate(2).await;
     let case = "hundreds_of_non_reading_tails";
-    let fake = FakeVl::start(tenant_rows("0")).await;
+    let fake = fake::start(tenant_rows("0")).await;
     fake.set_tail(Tail::Silent);
     let blocked: Vec<String> = (1001..=1012).map(|t| t.to_string()).collect();
     for t in &blocked {
@@ -1137,7 +1137,7 @@ async fn hundreds_of_non_reading_tails() {
 async fn endless_tail_line_is_bounded() {
     let _g = gate(2).await;
     let case = "endless_tail_line_is_bounded";
-    let fake = FakeVl::start(tenant_rows("0")).await;
+    let fake = fake::start(tenant_rows("0")).await;
     fake.set_tail(Tail::EndlessLine {
         chunk_bytes: 512 << 10,
         every: Duration::from_millis(5),
@@ -1167,7 +1167,7 @@ async fn huge_inbound_tail_messages_are_refused() {
     use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
     let _g = gate(2).await;
     let case = "huge_inbound_tail_messages_are_refused";
-    let fake = FakeVl::start(tenant_rows("0")).await;
+    let fake = fake::start(tenant_rows("0")).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let fragment = bytes::Bytes::from(vec![b'm'; 4 << 20]);
     let mut sends = Vec::new();
@@ -1217,7 +1217,7 @@ async fn huge_inbound_tail_messages_are_refused() {
 async fn thousands_of_windows() {
     let _g = gate(1).await;
     let case = "thousands_of_windows";
-    let fake = FakeVl::start(Dataset::empty()).await;
+    let fake = fake::start(Dataset::empty()).await;
     let mut lokivl = Lokivl::start(&fake.url, &["--split-queries-by-interval", "1m"]).await;
     let end = rows::now_ns() - 3_600_000_000_000;
     let start = end - 30 * 24 * 3_600_000_000_000;
@@ -1260,9 +1260,9 @@ async fn thousands_of_windows() {
 /// more than a few stragglers over the next 2 s.
 async fn assert_calls_stop(case: &str, what: &str, fake: &FakeVl) {
     tokio::time::sleep(SEC).await;
-    let settled = fake.call_count();
+    let settled = fake::calls(fake);
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let later = fake.call_count();
+    let later = fake::calls(fake);
     println!(
         "{case}/{what}: {settled} VictoriaLogs calls 1 s after the client left, {later} 2 s later"
     );
@@ -1295,7 +1295,7 @@ async fn abandoned_window_fills_stop() {
     let _g = gate(2).await;
     let case = "abandoned_window_fills_stop";
     // 36,000 rows per one-hour window: 36 pages each.
-    let fake = FakeVl::start_with(periodic_rows(100_000_000), true).await;
+    let fake = fake::start_with(periodic_rows(100_000_000), true).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let end = HOUR_END_NS;
     let start = end - 24 * 3_600_000_000_000;
@@ -1322,7 +1322,7 @@ async fn abandoned_window_fills_stop() {
 async fn row_budget_spans_all_windows() {
     let _g = gate(2).await;
     let case = "row_budget_spans_all_windows";
-    let fake = FakeVl::start_with(periodic_rows(160_000_000), false).await;
+    let fake = fake::start_with(periodic_rows(160_000_000), false).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let end = HOUR_END_NS;
     let start = end - 24 * 3_600_000_000_000;
@@ -1356,7 +1356,7 @@ async fn row_budget_spans_all_windows() {
 async fn fan_out_member_count_is_bounded() {
     let _g = gate(1).await;
     let case = "fan_out_member_count_is_bounded";
-    let fake = FakeVl::start(tenant_rows("0")).await;
+    let fake = fake::start(tenant_rows("0")).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let members = (1..=10_000)
         .map(|i| i.to_string())
@@ -1379,7 +1379,7 @@ async fn fan_out_member_count_is_bounded() {
         REQUEST_DEADLINE,
     )
     .await;
-    let calls = fake.call_count();
+    let calls = fake::calls(&fake);
     println!(
         "{case}: {calls} VictoriaLogs calls; {:?}",
         r.as_ref().map(Answer::short)
@@ -1398,7 +1398,7 @@ async fn fan_out_member_count_is_bounded() {
 async fn series_with_many_matchers_is_bounded() {
     let _g = gate(1).await;
     let case = "series_with_many_matchers_is_bounded";
-    let fake = FakeVl::start(tenant_rows("0")).await;
+    let fake = fake::start(tenant_rows("0")).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let (s, e) = hour();
     // 5,000 matchers, a form under 256 KiB.
@@ -1413,7 +1413,7 @@ async fn series_with_many_matchers_is_bounded() {
         REQUEST_DEADLINE,
     )
     .await;
-    let calls = fake.call_count();
+    let calls = fake::calls(&fake);
     println!(
         "{case}: {calls} VictoriaLogs calls; {:?}",
         r.as_ref().map(Answer::short)
@@ -1433,7 +1433,7 @@ async fn series_with_many_matchers_is_bounded() {
 async fn slow_tenant_does_not_open_the_breaker_for_others() {
     let _g = gate(1).await;
     let case = "slow_tenant_does_not_open_the_breaker_for_others";
-    let fake = FakeVl::start(tenant_rows("0")).await;
+    let fake = fake::start(tenant_rows("0")).await;
     fake.set_tenant_rows("1", tenant_rows("1"));
     fake.slow_account("7", Duration::from_secs(5));
     let mut lokivl = Lokivl::start(
@@ -1508,7 +1508,7 @@ async fn multibyte_names_do_not_panic() {
         obj.insert("é".into(), "2".into());
         rs.push((t, serde_json::Value::Object(obj).to_string()));
     }
-    let fake = FakeVl::start(Dataset::fixed(rs)).await;
+    let fake = fake::start(Dataset::fixed(rs)).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let queries: Vec<(&str, String)> = vec![
         ("bare", "{app=~\"a.*\"}".to_owned()),
@@ -1547,7 +1547,7 @@ async fn multibyte_names_do_not_panic() {
 async fn extreme_times_and_steps_do_not_overflow() {
     let _g = gate(1).await;
     let case = "extreme_times_and_steps_do_not_overflow";
-    let fake = FakeVl::start(tenant_rows("0")).await;
+    let fake = fake::start(tenant_rows("0")).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     let max = i64::MAX.to_string();
     let near = (i64::MAX - 1_000_000_000).to_string();
@@ -1599,7 +1599,7 @@ async fn backend_credentials_are_not_echoed() {
     let _g = gate(1).await;
     let case = "backend_credentials_are_not_echoed";
     let secret = "s3cr3t-pa55";
-    let fake = FakeVl::start(tenant_rows("0")).await;
+    let fake = fake::start(tenant_rows("0")).await;
     fake.fail_queries(axum::http::StatusCode::INTERNAL_SERVER_ERROR, "boom");
     let with_creds = fake
         .url
@@ -1679,7 +1679,7 @@ async fn backend_credentials_are_not_echoed() {
 async fn oversized_backend_answers_are_a_4xx() {
     let _g = gate(1).await;
     let case = "oversized_backend_answers_are_a_4xx";
-    let fake = FakeVl::start(Dataset::spread(4000, HOUR_START_NS, HOUR_END_NS, |i, t| {
+    let fake = fake::start(Dataset::spread(4000, HOUR_START_NS, HOUR_END_NS, |i, t| {
         row(t, "api", &format!("{i} {}", "p".repeat(2000)), &[])
     }))
     .await;
@@ -1717,7 +1717,7 @@ async fn slow_headers_and_idle_connections() {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     // Mostly waiting: no run permit, so it overlaps the other cases.
     let case = "slow_headers_and_idle_connections";
-    let fake = FakeVl::start(tenant_rows("0")).await;
+    let fake = fake::start(tenant_rows("0")).await;
     let mut lokivl = Lokivl::start(&fake.url, &[]).await;
     // Idle keep-alive connections after one request each.
     let mut idle = Vec::new();
@@ -1791,7 +1791,7 @@ async fn slow_headers_and_idle_connections() {
 async fn trust_flags_refuse_unmapped_tenants() {
     let _g = gate(1).await;
     let case = "trust_flags_refuse_unmapped_tenants";
-    let fake = FakeVl::start(tenant_rows("0")).await;
+    let fake = fake::start(tenant_rows("0")).await;
     fake.set_tenant_rows("1", tenant_rows("1"));
     let map = TempFile::new("trust.yaml", "team-a: {account_id: 1}\n");
     let mut lokivl = Lokivl::start(

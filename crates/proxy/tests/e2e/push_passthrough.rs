@@ -38,7 +38,7 @@ async fn recording_vl() -> (String, Seen) {
         }
     }
     let app = Router::new().fallback(handler).with_state(seen.clone());
-    let url = format!("http://{}", crate::support::fake_vl::serve(app).await);
+    let url = crate::support::fake_vl::FakeVl::serving(app).await.url;
     (url, seen)
 }
 

@@ -6,14 +6,14 @@
 //! tokio's paused clock); the bounds asserted are generous, never performance
 //! figures.
 
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::support::client::{Answer, get_within};
-use crate::support::faulty_vl::*;
+use crate::support::fake_vl::FakeVl;
+use crate::support::fake_vl::faults::*;
 use crate::support::lokivl::start_proxy;
 
-const HEALTHY: fn() -> Mode = || Mode::Healthy(format!("{LINE}\n"));
+const HEALTHY: fn() -> Fault = || Fault::Healthy(format!("{LINE}\n"));
 /// The most any single faulty request may take: the 600 ms deadline plus slack for a busy CI box.
 const FAULT_BOUND: Duration = Duration::from_secs(3);
 const RECOVERY_BOUND: Duration = Duration::from_secs(5);
@@ -62,15 +62,15 @@ async fn expect(base: &str, status: u16, fragment: &str) -> Answer {
 
 #[tokio::test]
 async fn healthy_backend_answers() {
-    let vl = FaultyVl::start(HEALTHY()).await;
-    let base = start_proxy(settings(&vl.url())).await;
+    let vl = FakeVl::faulty(HEALTHY()).await;
+    let base = start_proxy(settings(&vl.url)).await;
     recovers(&base).await;
 }
 
 #[tokio::test]
 async fn killed_backend_is_502_then_breaker_503_then_recovers() {
-    let vl = FaultyVl::start(HEALTHY()).await;
-    let base = start_proxy(settings(&vl.url())).await;
+    let vl = FakeVl::faulty(HEALTHY()).await;
+    let base = start_proxy(settings(&vl.url)).await;
     recovers(&base).await;
     vl.kill();
     // Three failures (the breaker threshold) name VictoriaLogs and are not timeouts.
@@ -93,38 +93,38 @@ async fn killed_backend_is_502_then_breaker_503_then_recovers() {
 
 #[tokio::test]
 async fn hung_backend_is_504_with_timeout_then_recovers() {
-    let vl = FaultyVl::start(Mode::Hung).await;
-    let base = start_proxy(settings(&vl.url())).await;
+    let vl = FakeVl::faulty(Fault::Hung).await;
+    let base = start_proxy(settings(&vl.url)).await;
     let a = expect(&base, 504, "timeout").await;
     assert!(a.body.contains("VictoriaLogs"), "{}", a.body);
-    vl.set(HEALTHY());
+    vl.set_fault(HEALTHY());
     recovers(&base).await;
 }
 
 #[tokio::test]
 async fn slow_body_is_504_then_recovers() {
     // 20 lines, one byte every 5 ms: about 10 s, far past the 600 ms deadline.
-    let vl = FaultyVl::start(Mode::Slow(5)).await;
-    let base = start_proxy(settings(&vl.url())).await;
+    let vl = FakeVl::faulty(Fault::Slow(5)).await;
+    let base = start_proxy(settings(&vl.url)).await;
     expect(&base, 504, "timeout").await;
-    vl.set(HEALTHY());
+    vl.set_fault(HEALTHY());
     recovers(&base).await;
 }
 
 #[tokio::test]
 async fn garbage_ndjson_is_502_then_recovers() {
-    let vl = FaultyVl::start(Mode::Garbage).await;
-    let base = start_proxy(settings(&vl.url())).await;
+    let vl = FakeVl::faulty(Fault::Garbage).await;
+    let base = start_proxy(settings(&vl.url)).await;
     let a = expect(&base, 502, "VictoriaLogs failed").await;
     assert!(!a.body.contains("timeout"), "{}", a.body);
-    vl.set(HEALTHY());
+    vl.set_fault(HEALTHY());
     recovers(&base).await;
 }
 
 #[tokio::test]
 async fn truncated_body_is_502_then_recovers() {
-    let vl = FaultyVl::start(Mode::Truncated).await;
-    let base = start_proxy(settings(&vl.url())).await;
+    let vl = FakeVl::faulty(Fault::Truncated).await;
+    let base = start_proxy(settings(&vl.url)).await;
     let a = expect(&base, 502, "VictoriaLogs failed").await;
     assert!(
         a.body.contains("end of file before message length reached"),
@@ -132,7 +132,7 @@ async fn truncated_body_is_502_then_recovers() {
         a.body
     );
     assert!(!a.body.contains("timeout"), "{}", a.body);
-    vl.set(HEALTHY());
+    vl.set_fault(HEALTHY());
     recovers(&base).await;
 }
 
@@ -140,8 +140,8 @@ async fn truncated_body_is_502_then_recovers() {
 async fn oversized_answer_is_lokis_bytes_limit_not_a_5xx() {
     let body = format!("{LINE}\n").repeat(100);
     let size = body.len();
-    let vl = FaultyVl::start(Mode::Healthy(body)).await;
-    let mut s = settings(&vl.url());
+    let vl = FakeVl::faulty(Fault::Healthy(body)).await;
+    let mut s = settings(&vl.url);
     s.backend_options.max_response_bytes = 1000;
     let base = start_proxy(s).await;
     // Loki's `max_query_bytes_read` refusal, sizes as go-humanize's IBytes.
@@ -180,8 +180,8 @@ async fn oversized_answer_is_lokis_bytes_limit_not_a_5xx() {
 
 #[tokio::test]
 async fn query_timeout_is_504_with_lokis_text() {
-    let vl = FaultyVl::start(Mode::Hung).await;
-    let mut s = settings(&vl.url());
+    let vl = FakeVl::faulty(Fault::Hung).await;
+    let mut s = settings(&vl.url);
     s.backend_timeout = Duration::from_secs(30);
     s.limits.query_timeout = Duration::from_millis(300);
     let base = start_proxy(s).await;
@@ -196,8 +196,8 @@ async fn query_timeout_is_504_with_lokis_text() {
 
 #[tokio::test]
 async fn full_backend_queue_is_503_with_retry_after() {
-    let vl = FaultyVl::start(Mode::Hung).await;
-    let mut s = settings(&vl.url());
+    let vl = FakeVl::faulty(Fault::Hung).await;
+    let mut s = settings(&vl.url);
     s.backend_timeout = Duration::from_secs(5);
     s.backend_options.concurrency = 1;
     s.backend_options.queue = 1;
@@ -234,8 +234,8 @@ async fn full_backend_queue_is_503_with_retry_after() {
 
 #[tokio::test]
 async fn client_disconnect_cancels_the_backend_call_and_counts_499() {
-    let vl = FaultyVl::start(Mode::Hung).await;
-    let mut s = settings(&vl.url());
+    let vl = FakeVl::faulty(Fault::Hung).await;
+    let mut s = settings(&vl.url);
     s.backend_timeout = Duration::from_secs(30);
     let base = start_proxy(s).await;
     // The client gives up after 300 ms; its connection closes.
@@ -245,7 +245,7 @@ async fn client_disconnect_cancels_the_backend_call_and_counts_499() {
             .is_err()
     );
     let started = Instant::now();
-    while vl.closed_while_hung.load(Ordering::SeqCst) == 0 {
+    while vl.closed_while_hung() == 0 {
         assert!(
             started.elapsed() < FAULT_BOUND,
             "VictoriaLogs connection still open after the client left"

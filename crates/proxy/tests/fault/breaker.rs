@@ -3,18 +3,17 @@
 //! (past the deadline, or a gateway's 504 for them) do not, so one tenant's
 //! heavy queries cannot cut every other tenant off.
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::support::client::get_within;
 use crate::support::client::qs;
 use crate::support::fake_vl::Canned;
+use crate::support::fake_vl::FakeVl;
 use crate::support::fake_vl::fake_vl;
-use crate::support::faulty_vl::FaultyVl;
-use crate::support::faulty_vl::LINE;
-use crate::support::faulty_vl::Mode;
-use crate::support::faulty_vl::query_url;
-use crate::support::faulty_vl::settings;
+use crate::support::fake_vl::faults::Fault;
+use crate::support::fake_vl::faults::LINE;
+use crate::support::fake_vl::faults::query_url;
+use crate::support::fake_vl::faults::settings;
 use crate::support::lokivl::start_proxy;
 use http::StatusCode;
 
@@ -22,25 +21,25 @@ const BOUND: Duration = Duration::from_secs(5);
 
 #[tokio::test]
 async fn slow_queries_do_not_open_the_breaker() {
-    let vl = FaultyVl::start(Mode::Hung).await;
-    let base = start_proxy(settings(&vl.url())).await;
+    let vl = FakeVl::faulty(Fault::Hung).await;
+    let base = start_proxy(settings(&vl.url)).await;
     // Four queries past the 600 ms deadline; the breaker threshold is 3.
     for _ in 0..4 {
         let a = get_within(&query_url(&base), &[], BOUND).await.unwrap();
         assert_eq!(a.status, 504, "{}", a.body);
         assert!(a.body.contains("timeout"), "{}", a.body);
     }
-    vl.set(Mode::Healthy(format!("{LINE}\n")));
+    vl.set_fault(Fault::Healthy(format!("{LINE}\n")));
     // The very next query reaches VictoriaLogs: no 503 from an open breaker.
     let a = get_within(&query_url(&base), &[], BOUND).await.unwrap();
     assert_eq!(a.status, 200, "{}", a.body);
-    assert_eq!(vl.requests.load(Ordering::SeqCst), 5);
+    assert_eq!(vl.request_count(), 5);
 }
 
 #[tokio::test]
 async fn a_hung_health_check_opens_the_breaker() {
-    let vl = FaultyVl::start(Mode::Hung).await;
-    let base = start_proxy(settings(&vl.url())).await;
+    let vl = FakeVl::faulty(Fault::Hung).await;
+    let base = start_proxy(settings(&vl.url)).await;
     for _ in 0..3 {
         let a = get_within(&format!("{base}/ready"), &[], BOUND)
             .await
@@ -51,11 +50,7 @@ async fn a_hung_health_check_opens_the_breaker() {
     let a = get_within(&query_url(&base), &[], BOUND).await.unwrap();
     assert_eq!(a.status, 503, "{}", a.body);
     assert!(a.body.contains("VictoriaLogs is failing"), "{}", a.body);
-    assert_eq!(
-        vl.requests.load(Ordering::SeqCst),
-        3,
-        "refused before VictoriaLogs"
-    );
+    assert_eq!(vl.request_count(), 3, "refused before VictoriaLogs");
 }
 
 /// Six failing queries against a VictoriaLogs answering `status`; returns the

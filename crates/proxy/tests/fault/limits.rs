@@ -5,19 +5,20 @@
 use std::time::Duration;
 
 use crate::support::client::{get_within, raw_get};
-use crate::support::faulty_vl::*;
+use crate::support::fake_vl::FakeVl;
+use crate::support::fake_vl::faults::*;
 use crate::support::lokivl::start_proxy;
 
 const T: Duration = Duration::from_secs(5);
 
-fn healthy() -> Mode {
-    Mode::Healthy(format!("{LINE}\n"))
+fn healthy() -> Fault {
+    Fault::Healthy(format!("{LINE}\n"))
 }
 
 #[tokio::test]
 async fn url_and_header_limits() {
-    let vl = FaultyVl::start(healthy()).await;
-    let base = start_proxy(settings(&vl.url())).await;
+    let vl = FakeVl::faulty(healthy()).await;
+    let base = start_proxy(settings(&vl.url)).await;
     // 60 KiB of Drilldown-style pipeline passes the size checks.
     let long_ok = format!(
         "{base}/loki/api/v1/query_range?query=%7Bapp%3D%22api%22%7D{}&start=1787389200&end=1787392800",
@@ -32,7 +33,7 @@ async fn url_and_header_limits() {
     let (status, _) = raw_get(&base, target.as_bytes()).await;
     assert_eq!(status, 414);
     // A configured limit below that answers lokivl's own text.
-    let mut small = settings(&vl.url());
+    let mut small = settings(&vl.url);
     small.limits.max_url_bytes = 1000;
     let small = start_proxy(small).await;
     let target = format!("/loki/api/v1/labels?x={}", "a".repeat(1000));
@@ -55,8 +56,8 @@ async fn url_and_header_limits() {
 
 #[tokio::test]
 async fn body_limit_is_413() {
-    let vl = FaultyVl::start(healthy()).await;
-    let mut s = settings(&vl.url());
+    let vl = FakeVl::faulty(healthy()).await;
+    let mut s = settings(&vl.url);
     s.limits.max_body_bytes = 1000;
     let base = start_proxy(s).await;
     let a = crate::support::client::try_post(
@@ -71,8 +72,8 @@ async fn body_limit_is_413() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tenant_rate_limit_is_429_per_tenant() {
-    let vl = FaultyVl::start(healthy()).await;
-    let mut s = settings(&vl.url());
+    let vl = FakeVl::faulty(healthy()).await;
+    let mut s = settings(&vl.url);
     s.limits.tenant_rate = 0.001; // effectively no refill during the test
     s.limits.tenant_burst = 2;
     let base = start_proxy(s).await;
@@ -104,8 +105,8 @@ async fn tenant_rate_limit_is_429_per_tenant() {
 /// (the cache-hit front checks admission after its lookup).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tenant_rate_limit_refuses_cache_hits() {
-    let vl = FaultyVl::start(healthy()).await;
-    let mut s = settings(&vl.url());
+    let vl = FakeVl::faulty(healthy()).await;
+    let mut s = settings(&vl.url);
     s.limits.tenant_rate = 0.001;
     s.limits.tenant_burst = 2;
     let base = start_proxy(s).await;
@@ -113,16 +114,13 @@ async fn tenant_rate_limit_refuses_cache_hits() {
     let org = [("X-Scope-OrgID", "7")];
     let first = get_within(&url, &org, T).await.unwrap();
     assert_eq!(first.status, 200);
-    let calls = vl.requests.load(std::sync::atomic::Ordering::Relaxed);
+    let calls = vl.request_count();
     assert!(calls >= 1);
     // The same closed range again: served from the cache, no backend call.
     let hit = get_within(&url, &org, T).await.unwrap();
     assert_eq!(hit.status, 200);
     assert_eq!(hit.body, first.body);
-    assert_eq!(
-        vl.requests.load(std::sync::atomic::Ordering::Relaxed),
-        calls
-    );
+    assert_eq!(vl.request_count(), calls);
     // Burst spent: the cached answer is refused with Loki's 429.
     let refused = get_within(&url, &org, T).await.unwrap();
     assert_eq!(refused.status, 429);
@@ -133,13 +131,13 @@ async fn tenant_rate_limit_refuses_cache_hits() {
         .await
         .unwrap();
     assert_eq!(other.status, 200);
-    assert!(vl.requests.load(std::sync::atomic::Ordering::Relaxed) > calls);
+    assert!(vl.request_count() > calls);
 }
 
 #[tokio::test]
 async fn inflight_cap_is_429() {
-    let vl = FaultyVl::start(Mode::Hung).await;
-    let mut s = settings(&vl.url());
+    let vl = FakeVl::faulty(Fault::Hung).await;
+    let mut s = settings(&vl.url);
     s.backend_timeout = Duration::from_secs(10);
     s.limits.max_inflight = 1;
     let base = start_proxy(s).await;
@@ -162,8 +160,8 @@ async fn inflight_cap_is_429() {
 
 #[tokio::test]
 async fn security_headers_request_id_and_health() {
-    let vl = FaultyVl::start(healthy()).await;
-    let base = start_proxy(settings(&vl.url())).await;
+    let vl = FakeVl::faulty(healthy()).await;
+    let base = start_proxy(settings(&vl.url)).await;
     let a = get_within(&format!("{base}/health"), &[("x-request-id", "gw-42")], T)
         .await
         .unwrap();
@@ -186,8 +184,8 @@ async fn security_headers_request_id_and_health() {
 
 #[tokio::test]
 async fn metrics_on_a_separate_listener() {
-    let vl = FaultyVl::start(healthy()).await;
-    let mut s = settings(&vl.url());
+    let vl = FakeVl::faulty(healthy()).await;
+    let mut s = settings(&vl.url);
     s.metrics_listen = Some("127.0.0.1:0".parse().unwrap());
     let routers = proxy::app::routers(s).unwrap();
     let api = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -226,8 +224,8 @@ async fn metrics_on_a_separate_listener() {
 
 #[tokio::test]
 async fn graceful_shutdown_drains_in_flight_requests() {
-    let vl = FaultyVl::start(Mode::Slow(1)).await;
-    let mut s = settings(&vl.url());
+    let vl = FakeVl::faulty(Fault::Slow(1)).await;
+    let mut s = settings(&vl.url);
     s.backend_timeout = Duration::from_secs(10);
     let router = proxy::app::router(s).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -9,6 +9,8 @@
 
 use std::time::Duration;
 
+use crate::support::fake_vl::FakeVl;
+use crate::support::fake_vl::tail::{Tail, fake_tailing};
 use crate::support::lokivl::start_bounded;
 use crate::support::tail::*;
 use bytes::Bytes;
@@ -17,9 +19,9 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 /// A fake that floods each tail with `rows` rows of about 1 KiB, all live.
-async fn flooding_fake(rows: usize) -> TailVl {
+async fn flooding_fake(rows: usize) -> FakeVl {
     let chunk = Bytes::from(row(now_secs() + 3600, 1000));
-    start_fake(TailAnswer::Repeat { chunk, times: rows }).await
+    fake_tailing(Tail::Repeat { chunk, times: rows }).await
 }
 
 /// Polls until a new tail for `tenant` is let in, for up to `wait`.
@@ -35,8 +37,8 @@ async fn admitted_within(addr: &str, tenant: &str, wait: Duration) -> bool {
 }
 
 /// A fake whose tails bring nothing new: only pings go to the clients.
-async fn quiet_fake() -> TailVl {
-    start_fake(TailAnswer::Repeat {
+async fn quiet_fake() -> FakeVl {
+    fake_tailing(Tail::Repeat {
         chunk: Bytes::new(),
         times: 0,
     })
@@ -201,7 +203,7 @@ async fn the_cap_over_all_tenants() {
 #[tokio::test]
 async fn a_row_over_the_line_bound_closes_the_tail_with_1011() {
     // A row of 200 KiB that never ends, against a bound of 64 KiB.
-    let vl = start_fake(TailAnswer::Repeat {
+    let vl = fake_tailing(Tail::Repeat {
         chunk: Bytes::from(vec![b'{'; 8192]),
         times: 25,
     })
@@ -218,7 +220,7 @@ async fn a_row_over_the_line_bound_closes_the_tail_with_1011() {
 
 #[tokio::test]
 async fn a_complete_row_over_the_line_bound_closes_the_tail_too() {
-    let vl = start_fake(TailAnswer::Repeat {
+    let vl = fake_tailing(Tail::Repeat {
         chunk: Bytes::from(row(now_secs() + 3600, 100 << 10)),
         times: 1,
     })
@@ -235,7 +237,7 @@ async fn a_complete_row_over_the_line_bound_closes_the_tail_too() {
 
 #[tokio::test]
 async fn rows_under_the_line_bound_are_delivered() {
-    let vl = start_fake(TailAnswer::Repeat {
+    let vl = fake_tailing(Tail::Repeat {
         chunk: Bytes::from(row(now_secs() + 3600, 60 << 10)),
         times: 1,
     })
@@ -269,7 +271,7 @@ async fn a_client_message_over_64_kib_closes_with_1009() {
 
 #[tokio::test]
 async fn the_tail_call_counts_towards_the_shared_circuit_breaker() {
-    let vl = start_fake(TailAnswer::Refuse(500, "disk on fire")).await;
+    let vl = fake_tailing(Tail::Refuse(500, "disk on fire")).await;
     let addr = start_bounded(&vl.url, |s| {
         s.backend_options.breaker_failures = 1;
         s.backend_options.breaker_cooldown = Duration::from_secs(600);

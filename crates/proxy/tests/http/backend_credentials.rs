@@ -59,7 +59,7 @@ async fn url_credentials_are_basic_auth() {
             ),
         )
         .with_state(Arc::clone(&seen));
-    let addr = crate::support::fake_vl::serve(app).await;
+    let addr = crate::support::fake_vl::FakeVl::serving(app).await.addr;
     let base = start_proxy(settings(&format!("http://vluser:{SECRET}@{addr}"))).await;
     let a = get(&format!("{base}/loki/api/v1/labels")).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);

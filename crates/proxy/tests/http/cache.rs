@@ -229,7 +229,7 @@ async fn echo_vl() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
             format!("{row}\n")
         }
     });
-    let addr = crate::support::fake_vl::serve(app).await;
+    let addr = crate::support::fake_vl::FakeVl::serving(app).await.addr;
     (addr, calls)
 }
 

@@ -73,7 +73,7 @@ async fn fake_with(
             )
         }
     });
-    let addr = crate::support::fake_vl::serve(app).await;
+    let addr = crate::support::fake_vl::FakeVl::serving(app).await.addr;
     (addr, seen)
 }
 

@@ -147,7 +147,7 @@ async fn fake_by_kind(stats: &str) -> (String, Arc<Mutex<Vec<String>>>) {
             answer
         }
     });
-    let addr = crate::support::fake_vl::serve(app).await;
+    let addr = crate::support::fake_vl::FakeVl::serving(app).await.addr;
     (addr, seen)
 }
 

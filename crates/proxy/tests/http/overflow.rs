@@ -90,7 +90,7 @@ async fn echo(uri: axum::http::Uri, body: String) -> String {
 
 async fn router(max_query_length_ns: i64) -> axum::Router {
     let app = axum::Router::new().fallback(echo);
-    let addr = crate::support::fake_vl::serve(app).await;
+    let addr = crate::support::fake_vl::FakeVl::serving(app).await.addr;
     let mut s = proxy::config::Settings::new(&format!("http://{addr}")).unwrap();
     s.query_limits.max_query_length_ns = max_query_length_ns;
     proxy::app::router(s).unwrap()

@@ -3,112 +3,28 @@
 //! live frames, close codes (backend error, max duration, max concurrent
 //! tails) and dropped entries for a client that does not read.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use crate::support::fake_vl::{Canned, FakeVl, Tail};
 use futures_util::StreamExt as _;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
-/// How the fake `/select/logsql/tail` behaves.
-#[derive(Debug, Clone)]
-enum Mode {
-    /// Answers this status and text at once.
-    Refuse(u16, &'static str),
-    /// Streams these lines (each followed by `\n`), then stays open.
-    Lines(Vec<String>),
-    /// Streams these lines, then VictoriaLogs' mid-stream error text.
-    LinesThenError(Vec<String>, &'static str),
-}
-
-#[derive(Debug, Clone)]
-struct Fake {
-    mode: Mode,
-    /// NDJSON answered to `/select/logsql/query` (the history).
-    history: String,
-    /// Every request: path, form body, tenant headers.
-    seen: Arc<Mutex<Vec<(String, String, String)>>>,
-}
-
-fn tenant_of(h: &HeaderMap) -> String {
-    let g = |k: &str| {
-        h.get(k)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("-")
-            .to_owned()
-    };
-    format!("{}:{}", g("accountid"), g("projectid"))
-}
-
-async fn query(State(f): State<Fake>, headers: HeaderMap, body: String) -> Response {
-    f.seen
-        .lock()
-        .unwrap()
-        .push(("/select/logsql/query".into(), body, tenant_of(&headers)));
-    f.history.clone().into_response()
-}
-
-async fn tail(State(f): State<Fake>, headers: HeaderMap, body: String) -> Response {
-    f.seen
-        .lock()
-        .unwrap()
-        .push(("/select/logsql/tail".into(), body, tenant_of(&headers)));
-    let (lines, err) = match f.mode {
-        Mode::Refuse(status, text) => {
-            return (StatusCode::from_u16(status).unwrap(), text).into_response();
-        }
-        Mode::Lines(l) => (l, None),
-        Mode::LinesThenError(l, e) => (l, Some(e)),
-    };
-    let mut chunks: Vec<String> = lines.into_iter().map(|l| l + "\n").collect();
-    if let Some(e) = err {
-        chunks.push(format!("{e}\n"));
-    }
-    let keep_open = err.is_none();
-    let stream = futures_util::stream::unfold(
-        (chunks.into_iter(), keep_open),
-        |(mut it, keep_open)| async move {
-            match it.next() {
-                Some(c) => Some((Ok::<_, std::io::Error>(c), (it, keep_open))),
-                None if keep_open => {
-                    tokio::time::sleep(Duration::from_secs(3600)).await;
-                    None
-                }
-                None => None,
-            }
-        },
-    );
-    Response::new(Body::from_stream(stream))
-}
-
-async fn start_fake(f: Fake) -> String {
-    let app = Router::new()
-        .route("/select/logsql/query", post(query))
-        .route("/select/logsql/tail", post(tail))
-        .with_state(f);
-    let url = format!("http://{}", crate::support::fake_vl::serve(app).await);
-    url
+/// The fake VictoriaLogs: `history` answered to `/select/logsql/query`,
+/// `tail` on `/select/logsql/tail`, every request recorded.
+async fn start_fake(tail: Tail, history: &str) -> FakeVl {
+    FakeVl::builder()
+        .answer("/select/logsql/query", Canned::ok(history))
+        .tail(tail)
+        .start()
+        .await
 }
 
 /// lokivl served by its own loop (the one with upgrades), in front of `backend`.
 async fn start_lokivl(backend: &str, tune: impl FnOnce(&mut proxy::config::Settings)) -> String {
     let base = crate::support::lokivl::start_lokivl_with(backend, tune).await;
     base.trim_start_matches("http://").to_owned()
-}
-
-fn fake(mode: Mode) -> Fake {
-    Fake {
-        mode,
-        history: String::new(),
-        seen: Arc::default(),
-    }
 }
 
 fn line(secs: i64, msg: &str) -> String {
@@ -181,8 +97,8 @@ async fn get_plain(addr: &str, q: &str) -> (u16, String) {
 
 #[tokio::test]
 async fn parameter_errors_are_plain_400_before_the_upgrade() {
-    let vl = start_fake(fake(Mode::Lines(vec![]))).await;
-    let addr = start_lokivl(&vl, |_| {}).await;
+    let vl = start_fake(Tail::Lines(vec![]), "").await;
+    let addr = start_lokivl(&vl.url, |_| {}).await;
     let cases = [
         (
             "query=%7Bapp%3D%22a%22%7D&delay_for=6",
@@ -215,8 +131,8 @@ async fn parameter_errors_are_plain_400_before_the_upgrade() {
 
 #[tokio::test]
 async fn foreign_origins_are_refused() {
-    let vl = start_fake(fake(Mode::Lines(vec![]))).await;
-    let addr = start_lokivl(&vl, |s| {
+    let vl = start_fake(Tail::Lines(vec![]), "").await;
+    let addr = start_lokivl(&vl.url, |s| {
         s.tail.allowed_origins = vec!["https://grafana.example".into()];
     })
     .await;
@@ -246,15 +162,16 @@ async fn foreign_origins_are_refused() {
 #[tokio::test]
 async fn history_then_live_frames_with_the_tenant() {
     let now = now_secs();
-    let mut f = fake(Mode::Lines(vec![
-        line(now - 3600, "too old: before the socket opened"),
-        line(now + 1, "live one"),
-        line(now + 2, "live two"),
-    ]));
-    f.history = line(now - 30, "from history") + "\n";
-    let seen = Arc::clone(&f.seen);
-    let vl = start_fake(f).await;
-    let addr = start_lokivl(&vl, |_| {}).await;
+    let vl = start_fake(
+        Tail::Lines(vec![
+            line(now - 3600, "too old: before the socket opened"),
+            line(now + 1, "live one"),
+            line(now + 2, "live two"),
+        ]),
+        &(line(now - 30, "from history") + "\n"),
+    )
+    .await;
+    let addr = start_lokivl(&vl.url, |_| {}).await;
     let query = r#"{app="api"}"#;
     let url_query = format!(
         "{}&delay_for=2&limit=7",
@@ -293,16 +210,21 @@ async fn history_then_live_frames_with_the_tenant() {
         format!("{}", (now + 1) * 1_000_000_000)
     );
 
-    let seen = seen.lock().unwrap().clone();
-    let hist = seen.iter().find(|s| s.0 == "/select/logsql/query").unwrap();
-    assert!(hist.1.contains("limit=7"), "{}", hist.1);
-    assert_eq!(hist.2, "12:34");
-    let t = seen.iter().find(|s| s.0 == "/select/logsql/tail").unwrap();
-    assert_eq!(t.2, "12:34", "tenant headers on the tail call");
-    let form: Vec<(String, String)> = form_urlencoded::parse(t.1.as_bytes())
-        .into_owned()
-        .collect();
-    let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let seen = vl.requests();
+    let tenant = |r: &crate::support::fake_vl::Recorded| (r.account.clone(), r.project.clone());
+    let twelve_34 = (Some("12".to_owned()), Some("34".to_owned()));
+    let hist = seen
+        .iter()
+        .find(|s| s.path == "/select/logsql/query")
+        .unwrap();
+    assert_eq!(hist.first("limit"), "7", "{:?}", hist.form);
+    assert_eq!(tenant(hist), twelve_34);
+    let t = seen
+        .iter()
+        .find(|s| s.path == "/select/logsql/tail")
+        .unwrap();
+    assert_eq!(tenant(t), twelve_34, "tenant headers on the tail call");
+    let get = |k: &str| t.form.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     assert_eq!(get("query"), Some(r#"{app="api"}"#));
     assert_eq!(get("offset"), Some("2000ms"));
     assert_eq!(get("refresh_interval"), Some("1000ms"));
@@ -310,12 +232,8 @@ async fn history_then_live_frames_with_the_tenant() {
 
 #[tokio::test]
 async fn backend_refusal_closes_with_1011_and_its_text() {
-    let vl = start_fake(fake(Mode::Refuse(
-        400,
-        "cannot parse query [x]: bad filter",
-    )))
-    .await;
-    let addr = start_lokivl(&vl, |_| {}).await;
+    let vl = start_fake(Tail::Refuse(400, "cannot parse query [x]: bad filter"), "").await;
+    let addr = start_lokivl(&vl.url, |_| {}).await;
     let mut ws = connect(&addr, r#"{app="api"}"#, &[]).await.unwrap();
     let (code, reason) = close_of(next(&mut ws, Duration::from_secs(5)).await);
     assert_eq!(code, CloseCode::Error);
@@ -328,12 +246,15 @@ async fn backend_refusal_closes_with_1011_and_its_text() {
 #[tokio::test]
 async fn mid_stream_error_delivers_entries_then_closes() {
     let now = now_secs();
-    let vl = start_fake(fake(Mode::LinesThenError(
-        vec![line(now + 1, "before the error")],
-        "cannot execute tail query [x]: disk on fire",
-    )))
+    let vl = start_fake(
+        Tail::LinesThenError(
+            vec![line(now + 1, "before the error")],
+            "cannot execute tail query [x]: disk on fire",
+        ),
+        "",
+    )
     .await;
-    let addr = start_lokivl(&vl, |_| {}).await;
+    let addr = start_lokivl(&vl.url, |_| {}).await;
     let mut ws = connect(&addr, r#"{app="api"}"#, &[]).await.unwrap();
     let Message::Text(t) = next(&mut ws, Duration::from_secs(5)).await else {
         panic!("text frame expected")
@@ -346,8 +267,11 @@ async fn mid_stream_error_delivers_entries_then_closes() {
 
 #[tokio::test]
 async fn max_duration_closes_with_lokis_text_and_pings_before() {
-    let vl = start_fake(fake(Mode::Lines(vec![]))).await;
-    let addr = start_lokivl(&vl, |s| s.tail.max_duration = Duration::from_millis(2500)).await;
+    let vl = start_fake(Tail::Lines(vec![]), "").await;
+    let addr = start_lokivl(&vl.url, |s| {
+        s.tail.max_duration = Duration::from_millis(2500)
+    })
+    .await;
     let mut ws = connect(&addr, r#"{app="api"}"#, &[]).await.unwrap();
     let mut pings = 0;
     let close = loop {
@@ -370,8 +294,8 @@ async fn max_duration_closes_with_lokis_text_and_pings_before() {
 
 #[tokio::test]
 async fn concurrent_tails_are_limited_per_tenant() {
-    let vl = start_fake(fake(Mode::Lines(vec![]))).await;
-    let addr = start_lokivl(&vl, |s| s.tail.max_concurrent = 1).await;
+    let vl = start_fake(Tail::Lines(vec![]), "").await;
+    let addr = start_lokivl(&vl.url, |s| s.tail.max_concurrent = 1).await;
     let mut first = connect(&addr, r#"{app="api"}"#, &[("x-scope-orgid", "1")])
         .await
         .unwrap();
@@ -409,8 +333,8 @@ async fn a_client_that_does_not_read_gets_dropped_entries() {
     let lines: Vec<String> = (0..total)
         .map(|i| line(now + 1 + i / 1000, &format!("entry {i} {pad}")))
         .collect();
-    let vl = start_fake(fake(Mode::Lines(lines))).await;
-    let addr = start_lokivl(&vl, |_| {}).await;
+    let vl = start_fake(Tail::Lines(lines), "").await;
+    let addr = start_lokivl(&vl.url, |_| {}).await;
     // A tiny receive buffer so that lokivl's socket fills quickly.
     let sock = tokio::net::TcpSocket::new_v4().unwrap();
     sock.set_recv_buffer_size(4096).unwrap();

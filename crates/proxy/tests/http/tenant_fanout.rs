@@ -61,7 +61,7 @@ async fn start(gather: usize, tune: impl FnOnce(&mut proxy::config::Settings)) -
     let app = Router::new()
         .route("/select/logsql/{*rest}", post(fake))
         .with_state(f.clone());
-    let vl = format!("http://{}", crate::support::fake_vl::serve(app).await);
+    let vl = crate::support::fake_vl::FakeVl::serving(app).await.url;
     let mut s = proxy::config::Settings::new(&vl).unwrap();
     s.cache.max_bytes = 0;
     tune(&mut s);

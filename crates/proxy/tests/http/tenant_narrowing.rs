@@ -40,7 +40,7 @@ async fn start() -> (String, Seen) {
     let app = Router::new()
         .route("/select/logsql/query", post(fake))
         .with_state(Arc::clone(&seen));
-    let vl = format!("http://{}", crate::support::fake_vl::serve(app).await);
+    let vl = crate::support::fake_vl::FakeVl::serving(app).await.url;
     let dir = std::env::temp_dir().join(format!("lokivl-narrow-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let map = dir.join("tenants.yaml");

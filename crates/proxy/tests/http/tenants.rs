@@ -51,7 +51,7 @@ async fn start(
     let app = Router::new()
         .route("/select/logsql/{*rest}", post(fake))
         .with_state(Arc::clone(&seen));
-    let vl = format!("http://{}", crate::support::fake_vl::serve(app).await);
+    let vl = crate::support::fake_vl::FakeVl::serving(app).await.url;
     let mut s = proxy::config::Settings::new(&vl).unwrap();
     s.tenant.map = Some(map.to_owned());
     s.tenant.default = "7:8".to_owned();

@@ -92,7 +92,7 @@ async fn fake_vl() -> (Vl, String) {
     let app = Router::new()
         .route("/select/logsql/{*rest}", axum::routing::post(answer))
         .with_state(vl.clone());
-    let addr = crate::support::fake_vl::serve(app).await;
+    let addr = crate::support::fake_vl::FakeVl::serving(app).await.addr;
     (vl, addr)
 }
 

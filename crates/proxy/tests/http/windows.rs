@@ -2,133 +2,77 @@
 //! one (order, limit, streams), closed windows are served from the cache on
 //! the next refresh, and the walk stops once `limit` entries are in hand.
 //!
-//! The fake VictoriaLogs here holds real rows and honours `start`/`end`
-//! (inclusive), the `limit` arg (newest N) and a trailing `sort by (_time)
-//! limit N` (oldest N), answering in a scrambled order as VictoriaLogs may.
+//! The fake VictoriaLogs here (the kit's rows mode) holds real rows and
+//! honours `start`/`end` (`end` exclusive), the `limit` arg (newest N) and a
+//! trailing `sort by (_time) limit N` (oldest N), answering in a scrambled
+//! order as VictoriaLogs may.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::support::client::get_with;
 use crate::support::client::qs;
+use crate::support::fake_vl::{Dataset, FakeVl};
 use crate::support::lokivl::start_proxy;
-use axum::Router;
-use axum::extract::{Form, State};
 use http::StatusCode;
 
 const HOUR: i64 = 3_600_000_000_000;
 const MIN: i64 = 60_000_000_000;
 
-#[derive(Clone)]
-struct Row {
-    ts: i64,
-    stream: &'static str,
-    msg: String,
-    trace: Option<String>,
-}
-
-#[derive(Clone, Default)]
-struct Vl {
-    rows: Arc<Vec<Row>>,
-    /// `(start, end)` of every query call.
-    calls: Arc<Mutex<Vec<(i64, i64)>>>,
-}
-
-impl Vl {
-    fn calls(&self) -> Vec<(i64, i64)> {
-        self.calls.lock().map(|c| c.clone()).unwrap_or_default()
-    }
-}
-
-async fn answer(
-    State(vl): State<Vl>,
-    Form(form): Form<Vec<(String, String)>>,
-) -> (StatusCode, String) {
-    let arg = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-    let num = |k: &str| arg(k).and_then(|v| v.parse::<i64>().ok());
-    let (Some(start), Some(end)) = (num("start"), num("end")) else {
-        return (StatusCode::BAD_REQUEST, "start/end".to_owned());
-    };
-    // `end` is exclusive, as VictoriaLogs v1.36 and later read it.
-    let end = end - 1;
-    if let Ok(mut c) = vl.calls.lock() {
-        c.push((start, end));
-    }
-    let query = arg("query").unwrap_or_default();
-    let mut rows: Vec<&Row> = vl
-        .rows
-        .iter()
-        .filter(|r| r.ts >= start && r.ts <= end)
-        .collect();
-    if let Some(n) = num("limit") {
-        rows.sort_by_key(|r| std::cmp::Reverse(r.ts));
-        rows.truncate(usize::try_from(n).unwrap_or(0));
-    }
-    if let Some(sort) = query.rfind("sort by (_time) limit ") {
-        let n: usize = query[sort + 22..]
-            .split_whitespace()
-            .next()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(usize::MAX);
-        rows.sort_by_key(|r| r.ts);
-        rows.truncate(n);
-    }
-    // Scramble the order: lokivl must not rely on VictoriaLogs' order.
-    rows.sort_by_key(|r| (r.ts / 7) % 5);
-    let mut out = String::new();
-    for r in rows {
-        let secs = r.ts.div_euclid(1_000_000_000);
-        let nanos = r.ts.rem_euclid(1_000_000_000);
-        let t = time::OffsetDateTime::from_unix_timestamp(secs)
-            .map(|d| {
-                d.format(&time::format_description::well_known::Rfc3339)
-                    .unwrap_or_default()
-            })
-            .unwrap_or_default();
-        let t = format!("{}.{nanos:09}Z", t.trim_end_matches('Z'));
-        let app = if r.stream.contains("web") {
-            "web"
-        } else {
-            "api"
-        };
-        let mut obj = serde_json::json!({
-            "_time": t, "_stream_id": "1", "_stream": r.stream, "_msg": r.msg, "app": app,
-        });
-        if let Some(trace) = &r.trace {
-            obj["trace_id"] = trace.clone().into();
-        }
-        out.push_str(&obj.to_string());
-        out.push('\n');
-    }
-    (StatusCode::OK, out)
-}
-
-async fn fake_vl(rows: Vec<Row>) -> (Vl, String) {
-    let vl = Vl {
-        rows: Arc::new(rows),
-        calls: Arc::default(),
-    };
-    let app = Router::new()
-        .route("/select/logsql/query", axum::routing::post(answer))
-        .with_state(vl.clone());
-    let addr = crate::support::fake_vl::serve(app).await;
+/// The fake VictoriaLogs in its rows mode, answering in a scrambled order;
+/// returns it and its address.
+async fn fake_vl(rows: Vec<(i64, String)>) -> (FakeVl, String) {
+    let vl = FakeVl::builder()
+        .rows_scrambled(Dataset::fixed(rows))
+        .start()
+        .await;
+    let addr = vl.addr.clone();
     (vl, addr)
+}
+
+/// `(start, last nanosecond)` of every query call.
+fn calls_of(vl: &FakeVl) -> Vec<(i64, i64)> {
+    vl.requests()
+        .iter()
+        .filter(|r| r.path == "/select/logsql/query")
+        .map(|r| {
+            let num = |k: &str| r.get(k).parse::<i64>().unwrap();
+            (num("start"), num("end") - 1)
+        })
+        .collect()
+}
+
+/// One NDJSON row as VictoriaLogs writes it.
+fn row(ts: i64, stream: &str, msg: &str, trace: Option<String>) -> String {
+    let secs = ts.div_euclid(1_000_000_000);
+    let nanos = ts.rem_euclid(1_000_000_000);
+    let t = time::OffsetDateTime::from_unix_timestamp(secs)
+        .map(|d| {
+            d.format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default()
+        })
+        .unwrap_or_default();
+    let t = format!("{}.{nanos:09}Z", t.trim_end_matches('Z'));
+    let app = if stream.contains("web") { "web" } else { "api" };
+    let mut obj = serde_json::json!({
+        "_time": t, "_stream_id": "1", "_stream": stream, "_msg": msg, "app": app,
+    });
+    if let Some(trace) = trace {
+        obj["trace_id"] = trace.into();
+    }
+    obj.to_string()
 }
 
 /// Rows every 7 minutes from `from` for `hours`, in three streams, some with
 /// structured metadata (which splits streams without `categorize-labels`).
-fn rows(from: i64, hours: i64) -> Vec<Row> {
+fn rows(from: i64, hours: i64) -> Vec<(i64, String)> {
     let mut out = Vec::new();
     let mut ts = from;
     let mut i = 0;
     while ts < from + hours * HOUR {
         let stream = [r#"{app="api"}"#, r#"{app="web"}"#, r#"{app="api",env="x"}"#][i % 3];
-        out.push(Row {
-            ts,
-            stream,
-            msg: format!("line {i} <{}>", "x".repeat(i % 4)),
-            trace: (i % 4 == 0).then(|| format!("t{}", i % 3)),
-        });
+        let msg = format!("line {i} <{}>", "x".repeat(i % 4));
+        let trace = (i % 4 == 0).then(|| format!("t{}", i % 3));
+        out.push((ts, row(ts, stream, &msg, trace)));
         ts += 7 * MIN + 13;
         i += 1;
     }
@@ -249,11 +193,11 @@ async fn backward_walk_stops_once_the_limit_is_met() {
     let base = start_proxy(settings).await;
     // ~8 rows per hour: 5 entries are all in the newest window.
     query(&base, T0, T0 + 6 * HOUR, 5, "backward", false).await;
-    assert_eq!(vl.calls(), vec![(T0 + 5 * HOUR, T0 + 6 * HOUR - 1)]);
+    assert_eq!(calls_of(&vl), vec![(T0 + 5 * HOUR, T0 + 6 * HOUR - 1)]);
     // Forward: the oldest window, with inclusive VictoriaLogs bounds.
     query(&base, T0 + 1, T0 + 6 * HOUR, 5, "forward", false).await;
-    assert_eq!(vl.calls()[1], (T0 + 1, T0 + HOUR - 1));
-    assert_eq!(vl.calls().len(), 2);
+    assert_eq!(calls_of(&vl)[1], (T0 + 1, T0 + HOUR - 1));
+    assert_eq!(calls_of(&vl).len(), 2);
 }
 
 #[tokio::test]
@@ -269,7 +213,7 @@ async fn a_dashboard_refresh_reuses_closed_windows() {
         false,
     )
     .await;
-    assert_eq!(vl.calls().len(), 6);
+    assert_eq!(calls_of(&vl).len(), 6);
     // The refresh moved by 30 s: only the two clipped edge windows are asked again.
     let second = query(
         &base,
@@ -280,7 +224,7 @@ async fn a_dashboard_refresh_reuses_closed_windows() {
         false,
     )
     .await;
-    let calls = vl.calls();
+    let calls = calls_of(&vl);
     assert_eq!(calls.len(), 8, "{calls:?}");
     assert_eq!(calls[6].0, T0 + 5 * HOUR);
     assert_eq!(calls[7].0, T0 + MIN + 30_000_000_000);
@@ -304,15 +248,15 @@ async fn windows_are_not_shared_between_tenants() {
     };
     let a = get_with(&url(T0), &[("X-Scope-OrgID", "1:0")]).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
-    assert_eq!(vl.calls().len(), 3);
+    assert_eq!(calls_of(&vl).len(), 3);
     // Another start (so the whole-answer cache cannot hit), same middle window.
     let b = get_with(&url(T0 + MIN), &[("X-Scope-OrgID", "2:0")]).await;
     assert_eq!(b.status, StatusCode::OK, "{}", b.body);
-    assert_eq!(vl.calls().len(), 6);
+    assert_eq!(calls_of(&vl).len(), 6);
     let a2 = get_with(&url(T0 + MIN), &[("X-Scope-OrgID", "1:0")]).await;
     assert_eq!(a2.status, StatusCode::OK);
     // Tenant a reuses its own two full windows; only the clipped first one is new.
-    assert_eq!(vl.calls().len(), 7);
+    assert_eq!(calls_of(&vl).len(), 7);
 }
 
 #[tokio::test]
@@ -391,7 +335,7 @@ async fn the_row_budget_is_the_requests_not_each_windows() {
     );
     // Two whole windows (9 rows each), then 2 rows of the third; the rest
     // are not asked for at all.
-    let calls = vl.calls();
+    let calls = calls_of(&vl);
     assert_eq!(
         calls.iter().map(|c| c.0).collect::<Vec<_>>(),
         vec![T0, T0 + HOUR, T0 + 2 * HOUR],
@@ -403,7 +347,7 @@ async fn the_row_budget_is_the_requests_not_each_windows() {
     // come from the cache.
     let b = get_with(&url(T0 + 6 * HOUR - MIN), &[]).await;
     assert_eq!(b.status, StatusCode::OK, "{}", b.body);
-    let calls = vl.calls();
+    let calls = calls_of(&vl);
     assert_eq!(
         calls[3..].iter().map(|c| c.0).collect::<Vec<_>>(),
         vec![T0 + 2 * HOUR, T0 + 3 * HOUR, T0 + 4 * HOUR],

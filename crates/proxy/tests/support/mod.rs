@@ -5,10 +5,12 @@
 //!   load benchmark includes the same file);
 //! - [`lokivl`]: lokivl in-process ([`lokivl::start_proxy`] and friends) or
 //!   as the built binary ([`lokivl::Lokivl`]);
-//! - the fake VictoriaLogs, by mode: [`fake_vl`] (canned answers, every
-//!   request recorded), [`faulty_vl`] (raw TCP: hung, slow, garbage,
-//!   truncated, killed), [`tail`] (a streaming `/select/logsql/tail`) and
-//!   [`tls`] (any fake served over HTTPS, with a test PKI);
+//! - [`fake_vl`]: the one fake VictoriaLogs, whose modes a test picks
+//!   with [`fake_vl::FakeVl::builder`]: canned answers per path with every
+//!   request recorded, rows from a dataset, a streaming
+//!   `/select/logsql/tail`, raw-TCP faults (hung, slow, garbage, truncated,
+//!   killed), HTTPS; [`tls`] holds the test PKI and the HTTPS client,
+//!   [`tail`] the WebSocket tail clients;
 //! - [`backend`]: the real VictoriaLogs launcher (`LOKIVL_VL_BIN`), and the
 //!   tap that records its exchanges as goldens or replays them;
 //! - [`loki`]: the real Loki launcher (`LOKIVL_LOKI_BIN`);
@@ -24,7 +26,6 @@ pub mod compare;
 pub mod dataset;
 pub mod differential;
 pub mod fake_vl;
-pub mod faulty_vl;
 pub mod loki;
 pub mod lokivl;
 pub mod otlp;

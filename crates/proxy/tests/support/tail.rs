@@ -1,84 +1,15 @@
-//! The fake VictoriaLogs in its tail mode: `/select/logsql/tail` streams
-//! what a test gives it (shared chunks, so hundreds of floods cost no
-//! memory); and the WebSocket clients of the tail tests, which read or
-//! never read. lokivl runs in front with its connection bounds
+//! The WebSocket clients of the tail tests, which read or never read, and
+//! the rows they tail. The fake VictoriaLogs behind lokivl is
+//! [`super::fake_vl`] in its tail mode ([`super::fake_vl::tail`]); lokivl
+//! runs in front with its connection bounds
 //! ([`super::lokivl::start_bounded`]).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use bytes::Bytes;
 use futures_util::StreamExt as _;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-
-/// How the fake `/select/logsql/tail` answers.
-#[derive(Debug, Clone)]
-pub enum TailAnswer {
-    /// This status and text at once.
-    Refuse(u16, &'static str),
-    /// `chunk` sent `times` times, then the stream stays open.
-    Repeat { chunk: Bytes, times: usize },
-}
-
-#[derive(Debug, Clone)]
-struct Fake {
-    tail: TailAnswer,
-    tail_calls: Arc<AtomicUsize>,
-}
-
-/// The fake VictoriaLogs.
-pub struct TailVl {
-    pub url: String,
-    tail_calls: Arc<AtomicUsize>,
-}
-
-impl TailVl {
-    /// Calls to `/select/logsql/tail` so far.
-    pub fn tail_calls(&self) -> usize {
-        self.tail_calls.load(Ordering::SeqCst)
-    }
-}
-
-async fn tail(State(f): State<Fake>) -> Response {
-    f.tail_calls.fetch_add(1, Ordering::SeqCst);
-    match f.tail {
-        TailAnswer::Refuse(status, text) => {
-            (StatusCode::from_u16(status).unwrap(), text).into_response()
-        }
-        TailAnswer::Repeat { chunk, times } => {
-            let chunks = futures_util::stream::iter(
-                std::iter::repeat_n(chunk, times).map(Ok::<_, std::io::Error>),
-            )
-            .chain(futures_util::stream::pending());
-            Response::new(Body::from_stream(chunks))
-        }
-    }
-}
-
-pub async fn start_fake(tail_answer: TailAnswer) -> TailVl {
-    let tail_calls: Arc<AtomicUsize> = Arc::default();
-    let app = Router::new()
-        .route("/select/logsql/query", post(|| async { "" }))
-        .route("/select/logsql/tail", post(tail))
-        .route("/health", get(|| async { "OK" }))
-        .with_state(Fake {
-            tail: tail_answer,
-            tail_calls: Arc::clone(&tail_calls),
-        });
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
-    TailVl { url, tail_calls }
-}
 
 /// One NDJSON row at `secs`, with a message of `pad` bytes, newline included.
 pub fn row(secs: i64, pad: usize) -> String {

@@ -1,8 +1,8 @@
 //! The TLS mode of the kit: a test-time PKI (a self-signed CA, a server
 //! certificate for 127.0.0.1/localhost and a client certificate, written as
 //! PEM files), the HTTPS side of the client ([`https_get`], answering the
-//! kit's one [`Answer`]) and any fake VictoriaLogs served over HTTPS
-//! ([`https_server`]).
+//! kit's one [`Answer`]). The fake VictoriaLogs serves HTTPS with it
+//! ([`super::fake_vl::Builder::tls`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioExecutor;
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose,
@@ -141,41 +141,4 @@ pub async fn https_get(config: rustls::ClientConfig, url: &str) -> Result<Answer
         &body.to_bytes(),
         t0,
     ))
-}
-
-/// Serves `app` over HTTPS with the PKI's server certificate; returns `127.0.0.1:port`.
-pub async fn https_server(pki: &Pki, app: axum::Router) -> String {
-    let chain: Vec<_> = CertificateDer::pem_file_iter(&pki.server_cert)
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let key = PrivateKeyDer::from_pem_file(&pki.server_key).unwrap();
-    let config = rustls::ServerConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else {
-                continue;
-            };
-            let acceptor = acceptor.clone();
-            let app = app.clone();
-            tokio::spawn(async move {
-                let Ok(tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let svc = hyper_util::service::TowerToHyperService::new(app);
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(tls), svc)
-                    .await;
-            });
-        }
-    });
-    addr
 }

@@ -2,28 +2,24 @@
 //! `--backend-tls-ca-file`, refused with a clear 502 without it, and with a
 //! client certificate when the backend demands one.
 
-use std::sync::Arc;
-
 use crate::support::client::get;
+use crate::support::fake_vl::{Canned, FakeVl};
 use crate::support::lokivl::start_proxy;
 use crate::support::tls::Pki;
-use crate::support::tls::https_server;
 use crate::support::tls::pki;
-use axum::Router;
-use axum::routing::any;
 use http::StatusCode;
 use proxy::config::{Config, Settings};
 
 const LABELS: &str = r#"{"values":[{"value":"app","hits":9},{"value":"env","hits":1}]}"#;
 
-/// A fake VictoriaLogs over HTTPS answering the label-names call.
-fn fake_vl() -> Router {
-    Router::new()
-        .route(
-            "/select/logsql/stream_field_names",
-            any(|| async { LABELS }),
-        )
-        .route("/health", any(|| async { "OK" }))
+/// A fake VictoriaLogs over HTTPS with `pki`, answering the label-names
+/// call; with `mtls` it demands a client certificate from `pki`'s CA.
+async fn https_vl(pki: &Pki, mtls: bool) -> String {
+    let b = FakeVl::builder()
+        .answer("/select/logsql/stream_field_names", Canned::ok(LABELS))
+        .answer("/health", Canned::ok("OK"));
+    let b = if mtls { b.mtls(pki) } else { b.tls(pki) };
+    b.start().await.addr
 }
 
 /// Settings from flags, the way an operator writes them.
@@ -40,7 +36,7 @@ fn path(p: &std::path::Path) -> &str {
 #[tokio::test]
 async fn https_backend_with_its_ca_works() {
     let pki = pki("tls-be-ok");
-    let vl = https_server(&pki, fake_vl()).await;
+    let vl = https_vl(&pki, false).await;
     let s = settings(&[
         "--backend",
         &format!("https://{vl}"),
@@ -63,7 +59,7 @@ async fn https_backend_with_its_ca_works() {
 #[tokio::test]
 async fn https_backend_without_its_ca_is_a_clear_502() {
     let pki = pki("tls-be-noca");
-    let vl = https_server(&pki, fake_vl()).await;
+    let vl = https_vl(&pki, false).await;
     // Trusting some other CA: VictoriaLogs' certificate cannot be verified.
     let s = settings(&[
         "--backend",
@@ -92,7 +88,7 @@ async fn https_backend_without_its_ca_is_a_clear_502() {
 #[tokio::test]
 async fn insecure_skip_verify_accepts_an_unknown_ca() {
     let pki = pki("tls-be-skip");
-    let vl = https_server(&pki, fake_vl()).await;
+    let vl = https_vl(&pki, false).await;
     let s = settings(&[
         "--backend",
         &format!("https://{vl}"),
@@ -106,55 +102,16 @@ async fn insecure_skip_verify_accepts_an_unknown_ca() {
 #[tokio::test]
 async fn plain_http_to_a_tls_backend_fails_cleanly() {
     let pki = pki("tls-be-plain");
-    let vl = https_server(&pki, fake_vl()).await;
+    let vl = https_vl(&pki, false).await;
     let base = start_proxy(Settings::new(&format!("http://{vl}")).unwrap()).await;
     let a = get(&format!("{base}/loki/api/v1/labels")).await;
     assert!(a.status.is_server_error(), "{} {}", a.status, a.body);
 }
 
-/// An HTTPS fake VictoriaLogs that demands a client certificate from `pki`'s CA.
-async fn mtls_server(pki: &Pki) -> String {
-    use rustls::pki_types::pem::PemObject as _;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    for c in CertificateDer::pem_file_iter(&pki.ca).unwrap() {
-        roots.add(c.unwrap()).unwrap();
-    }
-    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-        Arc::new(roots),
-        provider.clone(),
-    )
-    .build()
-    .unwrap();
-    let chain: Vec<_> = CertificateDer::pem_file_iter(&pki.server_cert)
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_client_cert_verifier(verifier)
-        .with_single_cert(
-            chain,
-            PrivateKeyDer::from_pem_file(&pki.server_key).unwrap(),
-        )
-        .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    tokio::spawn(proxy::server::tls::serve(
-        listener,
-        Arc::new(config),
-        fake_vl(),
-        std::future::pending(),
-    ));
-    addr
-}
-
 #[tokio::test]
 async fn client_certificate_towards_the_backend() {
     let pki = pki("tls-be-mtls");
-    let vl = mtls_server(&pki).await;
+    let vl = https_vl(&pki, true).await;
     let with_cert = settings(&[
         "--backend",
         &format!("https://{vl}"),

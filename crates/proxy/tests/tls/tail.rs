@@ -4,11 +4,9 @@
 
 use std::time::Duration;
 
+use crate::support::fake_vl::{Canned, FakeVl, Tail};
 use crate::support::lokivl::start_proxy;
-use crate::support::tls::https_server;
 use crate::support::tls::pki;
-use axum::Router;
-use axum::routing::post;
 use futures_util::StreamExt;
 use proxy::config::{Config, Settings};
 use tokio_tungstenite::tungstenite::Message;
@@ -17,26 +15,6 @@ fn settings(args: &[&str]) -> Settings {
     let mut argv = vec!["lokivl"];
     argv.extend_from_slice(args);
     Config::load(argv).unwrap().validate().unwrap()
-}
-
-/// A fake VictoriaLogs over HTTPS: no history, and a tail that sends one
-/// line and stays open.
-fn fake_vl(line: String) -> Router {
-    Router::new()
-        .route("/select/logsql/query", post(|| async { "" }))
-        .route(
-            "/select/logsql/tail",
-            post(move || {
-                let line = line.clone();
-                async move {
-                    let first = futures_util::stream::once(async move {
-                        Ok::<_, std::convert::Infallible>(bytes::Bytes::from(format!("{line}\n")))
-                    });
-                    let rest = futures_util::stream::pending();
-                    axum::body::Body::from_stream(first.chain(rest))
-                }
-            }),
-        )
 }
 
 #[tokio::test]
@@ -49,7 +27,15 @@ async fn tail_reaches_an_https_backend_with_its_ca() {
     let line = format!(
         r#"{{"_time":"{ts}","_stream_id":"s1","_stream":"{{app=\"api\"}}","_msg":"over tls","app":"api"}}"#
     );
-    let vl = https_server(&pki, fake_vl(line)).await;
+    // A fake VictoriaLogs over HTTPS: no history, and a tail that sends one
+    // line and stays open.
+    let vl = FakeVl::builder()
+        .answer("/select/logsql/query", Canned::ok(""))
+        .tail(Tail::Lines(vec![line]))
+        .tls(&pki)
+        .start()
+        .await
+        .addr;
     let base = start_proxy(settings(&[
         "--backend",
         &format!("https://{vl}"),

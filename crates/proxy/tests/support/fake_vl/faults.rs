@@ -1,19 +1,21 @@
-//! The fake VictoriaLogs in its faulty mode, on raw TCP, whose behaviour a
-//! test switches at run time: healthy, hung, slow, garbage, truncated, or
-//! killed (listener closed) and restarted on the same port. Raw TCP because
-//! hyper-based fakes cannot send a broken body on purpose.
+//! The faults mode, on raw TCP, whose behaviour a test switches at run
+//! time ([`super::FakeVl::set_fault`]): healthy, hung, slow, garbage,
+//! truncated; or killed (listener and connections closed) and restarted on
+//! the same port ([`super::FakeVl::kill`], [`super::FakeVl::restart`]). Raw
+//! TCP because hyper-based fakes cannot send a broken body on purpose.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
 
-/// What the fake does with the next requests.
+use super::Shared;
+
+/// What the faulty fake does with the next requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Mode {
+pub enum Fault {
     /// Answers `body` with 200.
     Healthy(String),
     /// Reads the request and never answers.
@@ -29,81 +31,33 @@ pub enum Mode {
 /// One NDJSON entry as VictoriaLogs writes it.
 pub const LINE: &str = r#"{"_time":"2026-08-22T09:30:00Z","_stream_id":"s1","_stream":"{app=\"api\"}","_msg":"hello","app":"api"}"#;
 
-pub struct FaultyVl {
-    pub port: u16,
-    mode: Arc<Mutex<Mode>>,
-    task: Mutex<Option<JoinHandle<()>>>,
+/// The faults mode's state.
+#[derive(Default)]
+pub(super) struct FaultState {
+    fault: Mutex<Option<Fault>>,
     /// Connections whose client closed while the fake was hung on them.
-    pub closed_while_hung: Arc<AtomicUsize>,
-    pub requests: Arc<AtomicU64>,
+    closed_while_hung: AtomicUsize,
 }
 
-impl FaultyVl {
-    pub async fn start(mode: Mode) -> Arc<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let fake = Arc::new(Self {
-            port,
-            mode: Arc::new(Mutex::new(mode)),
-            task: Mutex::new(None),
-            closed_while_hung: Arc::default(),
-            requests: Arc::default(),
-        });
-        fake.spawn(listener);
-        fake
+impl FaultState {
+    pub(super) fn set(&self, fault: Fault) {
+        *self.fault.lock().unwrap() = Some(fault);
     }
 
-    pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+    pub(super) fn closed_while_hung(&self) -> usize {
+        self.closed_while_hung.load(Ordering::SeqCst)
     }
+}
 
-    pub fn set(&self, mode: Mode) {
-        *self.mode.lock().unwrap() = mode;
-    }
-
-    /// Closes the listener and every open connection: "connection refused" from now on.
-    pub fn kill(&self) {
-        if let Some(t) = self.task.lock().unwrap().take() {
-            t.abort();
-        }
-    }
-
-    /// Listens again on the same port.
-    pub async fn restart(&self) {
-        let listener = loop {
-            match TcpListener::bind(("127.0.0.1", self.port)).await {
-                Ok(l) => break l,
-                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-            }
+/// Accepts connections until the task is aborted, which closes them all.
+pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
+    let mut conns = tokio::task::JoinSet::new();
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
         };
-        self.spawn(listener);
-    }
-
-    fn spawn(&self, listener: TcpListener) {
-        let mode = self.mode.clone();
-        let closed = self.closed_while_hung.clone();
-        let requests = self.requests.clone();
-        let task = tokio::spawn(async move {
-            let mut conns = tokio::task::JoinSet::new();
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                conns.spawn(serve(
-                    stream,
-                    mode.clone(),
-                    closed.clone(),
-                    requests.clone(),
-                ));
-            }
-        });
-        *self.task.lock().unwrap() = Some(task);
-    }
-}
-
-impl Drop for FaultyVl {
-    fn drop(&mut self) {
-        self.kill();
+        while conns.try_join_next().is_some() {}
+        conns.spawn(serve_conn(stream, Arc::clone(&shared)));
     }
 }
 
@@ -137,17 +91,13 @@ async fn read_request(s: &mut TcpStream) -> Option<()> {
     Some(())
 }
 
-async fn serve(
-    mut s: TcpStream,
-    mode: Arc<Mutex<Mode>>,
-    closed: Arc<AtomicUsize>,
-    requests: Arc<AtomicU64>,
-) {
+async fn serve_conn(mut s: TcpStream, shared: Arc<Shared>) {
     while read_request(&mut s).await.is_some() {
-        requests.fetch_add(1, Ordering::SeqCst);
-        let m = mode.lock().unwrap().clone();
-        match m {
-            Mode::Healthy(body) => {
+        shared.requests.fetch_add(1, Ordering::SeqCst);
+        let fault = shared.faults.fault.lock().unwrap().clone();
+        let Some(fault) = fault else { return };
+        match fault {
+            Fault::Healthy(body) => {
                 let head = format!(
                     "HTTP/1.1 200 OK\r\ncontent-type: application/stream+json\r\ncontent-length: {}\r\n\r\n",
                     body.len()
@@ -158,20 +108,23 @@ async fn serve(
                     return;
                 }
             }
-            Mode::Hung => {
+            Fault::Hung => {
                 // Wait for the client to give up: a read of 0 bytes.
                 let mut b = [0u8; 64];
                 loop {
                     match s.read(&mut b).await {
                         Ok(0) | Err(_) => {
-                            closed.fetch_add(1, Ordering::SeqCst);
+                            shared
+                                .faults
+                                .closed_while_hung
+                                .fetch_add(1, Ordering::SeqCst);
                             return;
                         }
                         Ok(_) => {}
                     }
                 }
             }
-            Mode::Slow(ms) => {
+            Fault::Slow(ms) => {
                 let body = format!("{LINE}\n").repeat(20);
                 let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
                 if s.write_all(head.as_bytes()).await.is_err() {
@@ -184,13 +137,13 @@ async fn serve(
                     }
                 }
             }
-            Mode::Garbage => {
+            Fault::Garbage => {
                 let body = "<html>502 from some load balancer</html>\n{\"_time\":";
                 let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
                 let _ = s.write_all(head.as_bytes()).await;
                 let _ = s.write_all(body.as_bytes()).await;
             }
-            Mode::Truncated => {
+            Fault::Truncated => {
                 let body = format!("{LINE}\n{LINE}\n");
                 let head = format!(
                     "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n",
