@@ -13,6 +13,7 @@ mod line_levels;
 mod metadata_discovery;
 mod metric_discovery;
 mod push_passthrough;
+mod shared_cache;
 mod soak;
 mod tail;
 mod tenants;
