@@ -177,10 +177,40 @@ impl Cache {
         F: Future<Output = Result<Fetched, E>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
     {
+        self.get_or_fetch_expecting(key, None, fetch).await
+    }
+
+    /// [`Cache::get_or_fetch`] when the caller knows the TTL the fetch will
+    /// give (`Some`): a fill whose entry cannot be closed skips the shared
+    /// tier's lookup, which would always miss (only closed entries are
+    /// written there), so a live-edge answer pays no memcached round trip.
+    /// `None` looks there on every local miss.
+    ///
+    /// # Errors
+    ///
+    /// As [`Cache::get_or_fetch`].
+    ///
+    /// # Panics
+    ///
+    /// As [`Cache::get_or_fetch`].
+    pub async fn get_or_fetch_expecting<F, E>(
+        &self,
+        key: CacheKey,
+        ttl: Option<Duration>,
+        fetch: F,
+    ) -> Result<Lookup, Error<E>>
+    where
+        F: Future<Output = Result<Fetched, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         if let Some(hit) = self.hit(&key).await {
             return Ok(hit);
         }
-        self.fill(key, async move {
+        let look_shared = match (&self.shared, ttl) {
+            (Some(tier), Some(ttl)) => tier.is_closed(ttl),
+            (shared, _) => shared.is_some(),
+        };
+        self.fill(key, look_shared, async move {
             fetch.await.map_err(|e| Error::Fetch(Arc::new(e)))
         })
         .await
@@ -231,7 +261,7 @@ impl Cache {
                     () = stopped => Err(Error::Unwanted),
                 }
             };
-            match self.fill(key.clone(), guarded).await {
+            match self.fill(key.clone(), self.shared.is_some(), guarded).await {
                 Err(Error::Unwanted) if attempt < UNWANTED_RETRIES => attempt += 1,
                 other => return other,
             }
@@ -249,7 +279,12 @@ impl Cache {
     }
 
     /// Runs (or joins) the fill of `key` in a spawned task; see [`Cache::get_or_fetch`].
-    async fn fill<F, E>(&self, key: CacheKey, fetch: F) -> Result<Lookup, Error<E>>
+    async fn fill<F, E>(
+        &self,
+        key: CacheKey,
+        look_shared: bool,
+        fetch: F,
+    ) -> Result<Lookup, Error<E>>
     where
         F: Future<Output = Result<Fetched, Error<E>>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
@@ -262,7 +297,7 @@ impl Cache {
             // The key again for the shared tier (moka takes the first one).
             let shared_key = shared.as_ref().map(|_| key.clone());
             let init = async {
-                if let (Some(tier), Some(key)) = (&shared, &shared_key)
+                if let (Some(tier), Some(key), true) = (&shared, &shared_key, look_shared)
                     && let Some((body, remaining)) = tier.get(key).await
                 {
                     source = Source::Shared;

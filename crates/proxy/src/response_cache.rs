@@ -390,7 +390,9 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
     // The fill may run in another task: the request it runs carries its
     // tenant in the extensions, and the context layer inside builds the
     // request context from it.
-    let result = rc.cache.get_or_fetch(key, fill).await;
+    // The TTL is known before the fill: a live-edge answer skips the
+    // shared tier, where only closed answers are kept.
+    let result = rc.cache.get_or_fetch_expecting(key, Some(ttl), fill).await;
     drop(waiting);
     let stats = rc.cache.stats();
     rc.metrics

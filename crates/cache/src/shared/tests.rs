@@ -398,3 +398,28 @@ async fn an_entry_over_the_item_bound_stays_local() {
     assert_eq!(a.shared_stats().unwrap().too_large, 1);
     assert_eq!(answer(&a, key("1:0", "q=big"), "", TTL).await.0.len(), 100);
 }
+
+#[tokio::test]
+async fn a_fill_known_to_be_live_does_not_look_in_the_shared_tier() {
+    let fake = Fake::new();
+    let a = replica(&fake);
+    let fetch = |body: &'static str| async move {
+        Ok::<_, Infallible>(Fetched::new(Bytes::from_static(body.as_bytes()), LIVE))
+    };
+    let l = a
+        .get_or_fetch_expecting(key("1:0", "q=live"), Some(LIVE), fetch("live"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (l.body.as_ref(), l.outcome),
+        (b"live".as_slice(), Outcome::Miss)
+    );
+    assert_eq!(fake.gets(), 0);
+    // Expected closed: looked up (and missed), then written.
+    let closed = async { Ok::<_, Infallible>(Fetched::new(Bytes::from_static(b"closed"), TTL)) };
+    a.get_or_fetch_expecting(key("1:0", "q=closed"), Some(TTL), closed)
+        .await
+        .unwrap();
+    assert_eq!(fake.gets(), 1);
+    fake.wait_sets(1).await;
+}
