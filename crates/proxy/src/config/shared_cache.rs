@@ -105,4 +105,24 @@ mod tests {
         );
         assert!(parse(&["--shared-cache", "memcached://a"]).is_err());
     }
+
+    #[test]
+    fn the_config_file_takes_the_same_keys() {
+        let path =
+            std::env::temp_dir().join(format!("lokivl-shared-cache-{}.yaml", std::process::id()));
+        std::fs::write(
+            &path,
+            "shared_cache: memcached://127.0.0.1:11211\nshared-cache-timeout: 250ms\n",
+        )
+        .unwrap();
+        let arg = path.to_string_lossy().into_owned();
+        let s = crate::config::Config::load(["lokivl", "--config-file", arg.as_str()])
+            .unwrap()
+            .validate()
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let c = s.shared_cache.unwrap();
+        assert_eq!(c.servers.addrs(), ["127.0.0.1:11211"]);
+        assert_eq!(c.timeout, Duration::from_millis(250));
+    }
 }
