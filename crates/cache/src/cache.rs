@@ -9,7 +9,7 @@ use crate::{
     entry::{Entry, Fetched},
     error::Error,
     key::CacheKey,
-    shared::{SharedStats, SharedTier},
+    shared::{SharedStats, SharedTier, key::SharedKey},
     stats::{Counters, Stats},
     wanted::Registry,
 };
@@ -294,8 +294,8 @@ impl Cache {
         let shared = self.shared.clone();
         let fill = tokio::spawn(async move {
             let mut source = Source::Joined;
-            // The key again for the shared tier (moka takes the first one).
-            let shared_key = shared.as_ref().map(|_| key.clone());
+            // Its memcached key, hashed once for the lookup and the write.
+            let shared_key = shared.as_ref().map(|_| SharedKey::of(&key));
             let init = async {
                 if let (Some(tier), Some(key), true) = (&shared, &shared_key, look_shared)
                     && let Some((body, remaining)) = tier.get(key).await
@@ -310,7 +310,7 @@ impl Cache {
                     Ok(fetched) => {
                         let entry = Entry::from(fetched);
                         if let (Some(tier), Some(key)) = (&shared, &shared_key) {
-                            tier.spawn_put(key, entry.body.clone(), entry.ttl);
+                            tier.spawn_put(*key, entry.body.clone(), entry.ttl);
                         }
                         Ok(entry)
                     }
@@ -368,7 +368,7 @@ impl Cache {
         if let Some(body) = self.get(key).await {
             return Some(body);
         }
-        let (body, remaining) = self.shared.as_ref()?.get(key).await?;
+        let (body, remaining) = self.shared.as_ref()?.get(&SharedKey::of(key)).await?;
         Counters::bump(&self.counters.shared_hits);
         let entry = Entry::from(Fetched::new(body, remaining));
         let body = entry.body.clone();
@@ -385,8 +385,8 @@ impl Cache {
     /// [`tokio::spawn`] does.
     pub async fn insert(&self, key: CacheKey, fetched: Fetched) {
         let entry = Entry::from(fetched);
-        if let Some(tier) = &self.shared {
-            tier.spawn_put(&key, entry.body.clone(), entry.ttl);
+        if let Some(tier) = self.shared.as_ref().filter(|t| t.is_closed(entry.ttl)) {
+            tier.spawn_put(SharedKey::of(&key), entry.body.clone(), entry.ttl);
         }
         self.inner.insert(key, entry).await;
     }

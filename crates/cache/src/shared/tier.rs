@@ -14,7 +14,6 @@ use super::servers::Servers;
 use super::stats::{SharedCounters, SharedStats};
 use super::store::{Memcached, Store};
 use super::value::{self, Decoded};
-use crate::key::CacheKey;
 use crate::lifetime::Lifetimes;
 
 /// memcached's longest relative expiry; larger numbers are read as an
@@ -138,9 +137,8 @@ impl SharedTier {
     /// The shared entry of `key` with the lifetime its writer gave it left,
     /// or `None` (absent, expired, incompatible, or the tier failed: all
     /// counted).
-    pub(crate) async fn get(&self, key: &CacheKey) -> Option<(Bytes, Duration)> {
-        let key = SharedKey::of(key);
-        let server = self.server(&key)?;
+    pub(crate) async fn get(&self, key: &SharedKey) -> Option<(Bytes, Duration)> {
+        let server = self.server(key)?;
         let inner = &self.0;
         let read = inner.store.get(server, key.as_str(), inner.max_item_bytes);
         let raw = match tokio::time::timeout(inner.timeout, read).await {
@@ -178,11 +176,10 @@ impl SharedTier {
 
     /// Writes `body` for `key` in a spawned task when the entry is closed
     /// ([`Self::is_closed`]), so the caller never waits for memcached.
-    pub(crate) fn spawn_put(&self, key: &CacheKey, body: Bytes, ttl: Duration) {
+    pub(crate) fn spawn_put(&self, key: SharedKey, body: Bytes, ttl: Duration) {
         if !self.is_closed(ttl) {
             return;
         }
-        let key = SharedKey::of(key);
         let tier = self.clone();
         tokio::spawn(async move { tier.put(key, &body, ttl).await });
     }
