@@ -9,9 +9,21 @@ use crate::{
     entry::{Entry, Fetched},
     error::Error,
     key::CacheKey,
+    shared::{SharedStats, SharedTier, key::SharedKey},
     stats::{Counters, Stats},
     wanted::Registry,
 };
+
+/// Where a fill's entry came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// Another call's fill (this call waited).
+    Joined,
+    /// This call's fetch.
+    Fetched,
+    /// The shared tier.
+    Shared,
+}
 
 /// How often [`Cache::get_or_fetch_cancellable`] fetches again after joining
 /// a fill that was stopping because its own callers had all left.
@@ -34,6 +46,9 @@ pub enum Outcome {
     Miss,
     /// Another call was already fetching this key; this call waited for it.
     Coalesced,
+    /// Not stored here, but another replica's entry was found in the shared
+    /// tier; it is now stored here too.
+    SharedHit,
 }
 
 /// A body returned by [`Cache::get_or_fetch`] and how it was obtained.
@@ -55,6 +70,8 @@ pub struct Cache {
     counters: Arc<Counters>,
     /// Callers of [`Cache::get_or_fetch_cancellable`] waiting per key.
     wanted: Arc<Registry>,
+    /// The tier shared with other replicas (`--shared-cache`), if any.
+    shared: Option<SharedTier>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -113,7 +130,21 @@ impl Cache {
             inner,
             counters,
             wanted: Arc::default(),
+            shared: None,
         }
+    }
+
+    /// This cache backed by `tier`, shared with other replicas: a local miss
+    /// looks there before fetching, and closed entries are written there.
+    #[must_use]
+    pub fn with_shared(mut self, tier: SharedTier) -> Self {
+        self.shared = Some(tier);
+        self
+    }
+
+    /// The shared tier's counters, when there is one.
+    pub fn shared_stats(&self) -> Option<SharedStats> {
+        self.shared.as_ref().map(SharedTier::stats)
     }
 
     /// Returns the cached body for `key`, or runs `fetch` to produce and store
@@ -146,10 +177,40 @@ impl Cache {
         F: Future<Output = Result<Fetched, E>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
     {
+        self.get_or_fetch_expecting(key, None, fetch).await
+    }
+
+    /// [`Cache::get_or_fetch`] when the caller knows the TTL the fetch will
+    /// give (`Some`): a fill whose entry cannot be closed skips the shared
+    /// tier's lookup, which would always miss (only closed entries are
+    /// written there), so a live-edge answer pays no memcached round trip.
+    /// `None` looks there on every local miss.
+    ///
+    /// # Errors
+    ///
+    /// As [`Cache::get_or_fetch`].
+    ///
+    /// # Panics
+    ///
+    /// As [`Cache::get_or_fetch`].
+    pub async fn get_or_fetch_expecting<F, E>(
+        &self,
+        key: CacheKey,
+        ttl: Option<Duration>,
+        fetch: F,
+    ) -> Result<Lookup, Error<E>>
+    where
+        F: Future<Output = Result<Fetched, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         if let Some(hit) = self.hit(&key).await {
             return Ok(hit);
         }
-        self.fill(key, async move {
+        let look_shared = match (&self.shared, ttl) {
+            (Some(tier), Some(ttl)) => tier.is_closed(ttl),
+            (shared, _) => shared.is_some(),
+        };
+        self.fill(key, look_shared, async move {
             fetch.await.map_err(|e| Error::Fetch(Arc::new(e)))
         })
         .await
@@ -200,7 +261,7 @@ impl Cache {
                     () = stopped => Err(Error::Unwanted),
                 }
             };
-            match self.fill(key.clone(), guarded).await {
+            match self.fill(key.clone(), self.shared.is_some(), guarded).await {
                 Err(Error::Unwanted) if attempt < UNWANTED_RETRIES => attempt += 1,
                 other => return other,
             }
@@ -218,20 +279,41 @@ impl Cache {
     }
 
     /// Runs (or joins) the fill of `key` in a spawned task; see [`Cache::get_or_fetch`].
-    async fn fill<F, E>(&self, key: CacheKey, fetch: F) -> Result<Lookup, Error<E>>
+    async fn fill<F, E>(
+        &self,
+        key: CacheKey,
+        look_shared: bool,
+        fetch: F,
+    ) -> Result<Lookup, Error<E>>
     where
         F: Future<Output = Result<Fetched, Error<E>>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
     {
         let inner = self.inner.clone();
         let counters = Arc::clone(&self.counters);
+        let shared = self.shared.clone();
         let fill = tokio::spawn(async move {
-            let mut ran_fetch = false;
+            let mut source = Source::Joined;
+            // Its memcached key, hashed once for the lookup and the write.
+            let shared_key = shared.as_ref().map(|_| SharedKey::of(&key));
             let init = async {
-                ran_fetch = true;
+                if let (Some(tier), Some(key), true) = (&shared, &shared_key, look_shared)
+                    && let Some((body, remaining)) = tier.get(key).await
+                {
+                    source = Source::Shared;
+                    Counters::bump(&counters.shared_hits);
+                    return Ok(Entry::from(Fetched::new(body, remaining)));
+                }
+                source = Source::Fetched;
                 Counters::bump(&counters.misses);
                 match fetch.await {
-                    Ok(fetched) => Ok(Entry::from(fetched)),
+                    Ok(fetched) => {
+                        let entry = Entry::from(fetched);
+                        if let (Some(tier), Some(key)) = (&shared, &shared_key) {
+                            tier.spawn_put(*key, entry.body.clone(), entry.ttl);
+                        }
+                        Ok(entry)
+                    }
                     Err(e) => {
                         if matches!(e, Error::Fetch(_)) {
                             Counters::bump(&counters.fetch_errors);
@@ -241,19 +323,19 @@ impl Cache {
                 }
             };
             let result = inner.try_get_with(key, init).await;
-            if !ran_fetch {
+            if source == Source::Joined {
                 Counters::bump(&counters.coalesced);
             }
-            (result, ran_fetch)
+            (result, source)
         });
 
         match fill.await {
-            Ok((Ok(entry), ran_fetch)) => Ok(Lookup {
+            Ok((Ok(entry), source)) => Ok(Lookup {
                 body: entry.body,
-                outcome: if ran_fetch {
-                    Outcome::Miss
-                } else {
-                    Outcome::Coalesced
+                outcome: match source {
+                    Source::Fetched => Outcome::Miss,
+                    Source::Shared => Outcome::SharedHit,
+                    Source::Joined => Outcome::Coalesced,
                 },
             }),
             Ok((Err(shared), _)) => Err((*shared).clone()),
@@ -265,17 +347,48 @@ impl Cache {
         }
     }
 
-    /// Returns the cached body for `key` without fetching; counts as a hit
-    /// when found and is not counted otherwise.
+    /// Returns the body stored in this process for `key` without fetching;
+    /// counts as a hit when found and is not counted otherwise.
+    ///
+    /// Local only, on purpose: this is the front door of cache hits, and a
+    /// network round trip to the shared tier on the fastest path is not
+    /// worth it (a miss here goes on to the fill, which looks there once).
+    /// Use [`Cache::get_through`] to read the shared tier too.
     pub async fn get(&self, key: &CacheKey) -> Option<Bytes> {
         let entry = self.inner.get(key).await?;
         Counters::bump(&self.counters.hits);
         Some(entry.body)
     }
 
-    /// Stores `fetched` under `key`, replacing any previous entry.
+    /// [`Cache::get`], then the shared tier: a shared entry is stored here
+    /// for the lifetime its writer gave it left, and counted as a shared hit.
+    /// For callers that read and write by key ([`Cache::insert`]) instead of
+    /// through [`Cache::get_or_fetch`].
+    pub async fn get_through(&self, key: &CacheKey) -> Option<Bytes> {
+        if let Some(body) = self.get(key).await {
+            return Some(body);
+        }
+        let (body, remaining) = self.shared.as_ref()?.get(&SharedKey::of(key)).await?;
+        Counters::bump(&self.counters.shared_hits);
+        let entry = Entry::from(Fetched::new(body, remaining));
+        let body = entry.body.clone();
+        self.inner.insert(key.clone(), entry).await;
+        Some(body)
+    }
+
+    /// Stores `fetched` under `key`, replacing any previous entry; a closed
+    /// entry is also written to the shared tier (in a spawned task).
+    ///
+    /// # Panics
+    ///
+    /// With a shared tier, panics if called outside a Tokio runtime, as
+    /// [`tokio::spawn`] does.
     pub async fn insert(&self, key: CacheKey, fetched: Fetched) {
-        self.inner.insert(key, Entry::from(fetched)).await;
+        let entry = Entry::from(fetched);
+        if let Some(tier) = self.shared.as_ref().filter(|t| t.is_closed(entry.ttl)) {
+            tier.spawn_put(SharedKey::of(&key), entry.body.clone(), entry.ttl);
+        }
+        self.inner.insert(key, entry).await;
     }
 
     /// Removes every entry, for example after a configuration reload.

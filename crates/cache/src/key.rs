@@ -1,11 +1,10 @@
 //! Cache keys: everything that can make two responses differ.
 
-use std::{
-    fmt,
-    hash::{BuildHasher, Hasher},
-    mem,
-    sync::OnceLock,
-};
+use std::{fmt, mem};
+
+use sha2::{Digest, Sha256};
+
+use crate::shared::key::feed;
 
 /// How the cached body is encoded on the wire.
 ///
@@ -26,21 +25,30 @@ pub enum Encoding {
     Zstd,
 }
 
-/// A keyed 128-bit hash of the credentials a request forwarded upstream.
+impl Encoding {
+    /// A stable name (part of the shared tier's key, so never `Debug`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Identity => "identity",
+            Self::Gzip => "gzip",
+            Self::Deflate => "deflate",
+            Self::Brotli => "br",
+            Self::Zstd => "zstd",
+        }
+    }
+}
+
+/// A 128-bit hash of the credentials a request forwarded upstream.
 ///
 /// Two users of one tenant may see different data when VictoriaLogs or a
 /// gateway in front of it authorises per user, so their entries must differ.
-/// Hashing keeps the secrets themselves out of long-lived cache keys. The hash
-/// keys are random per process, so fingerprints cannot be forged or compared
-/// across restarts; 128 bits make accidental collisions negligible.
+/// Hashing keeps the secrets themselves out of long-lived cache keys. The
+/// hash is a truncated SHA-256, the same in every process, so lokivl
+/// replicas sharing a cache tier agree on keys; 128 bits make accidental
+/// collisions negligible, and the shared tier hashes the fingerprint again
+/// before it leaves the process.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct CredentialFingerprint([u64; 2]);
-
-/// Two independently seeded SipHash instances, chosen once per process.
-fn hashers() -> &'static (std::hash::RandomState, std::hash::RandomState) {
-    static HASHERS: OnceLock<(std::hash::RandomState, std::hash::RandomState)> = OnceLock::new();
-    HASHERS.get_or_init(|| (std::hash::RandomState::new(), std::hash::RandomState::new()))
-}
+pub struct CredentialFingerprint([u8; 16]);
 
 impl CredentialFingerprint {
     /// The fingerprint of a request that forwarded no credentials.
@@ -55,30 +63,33 @@ impl CredentialFingerprint {
     /// `["a", "bc"]` differ. Pass absent parts as empty slices to keep
     /// positions stable.
     pub fn of<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Self {
-        let (a, b) = hashers();
-        let mut ha = a.build_hasher();
-        let mut hb = b.build_hasher();
+        let mut h = Sha256::new();
+        feed(&mut h, b"lokivl/credentials/1");
         let mut count = 0u64;
         for part in parts {
-            for h in [&mut ha, &mut hb] {
-                h.write_u64(part.len() as u64);
-                h.write(part);
-            }
+            feed(&mut h, part);
             count += 1;
         }
-        ha.write_u64(count);
-        hb.write_u64(count);
-        Self([ha.finish(), hb.finish()])
+        h.update(count.to_le_bytes());
+        let digest: [u8; 32] = h.finalize().into();
+        let mut out = [0u8; 16];
+        out.copy_from_slice(&digest[..16]);
+        Self(out)
+    }
+
+    /// The fingerprint's bytes (part of the shared tier's key).
+    pub(crate) fn bytes(&self) -> [u8; 16] {
+        self.0
     }
 }
 
 impl fmt::Debug for CredentialFingerprint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "CredentialFingerprint({:016x}{:016x})",
-            self.0[0], self.0[1]
-        )
+        f.write_str("CredentialFingerprint(")?;
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str(")")
     }
 }
 
@@ -238,6 +249,16 @@ mod tests {
         assert_ne!(
             CredentialFingerprint::none(),
             CredentialFingerprint::of([b"".as_slice()])
+        );
+    }
+
+    /// Fixed expected bytes: replicas must agree on fingerprints.
+    #[test]
+    fn fingerprint_is_the_same_in_every_process() {
+        let fp = CredentialFingerprint::of([b"Bearer t1".as_slice()]);
+        assert_eq!(
+            format!("{fp:?}"),
+            "CredentialFingerprint(f61bac38008048bc39e843cac5ac61f8)"
         );
     }
 

@@ -46,6 +46,7 @@ mod entry;
 mod error;
 mod key;
 mod lifetime;
+pub mod shared;
 mod stats;
 mod wanted;
 
@@ -54,4 +55,5 @@ pub use entry::Fetched;
 pub use error::Error;
 pub use key::{CacheKey, CredentialFingerprint, Encoding};
 pub use lifetime::Lifetimes;
+pub use shared::{SharedConfig, SharedStats, SharedTier};
 pub use stats::Stats;

@@ -9,6 +9,7 @@ pub(crate) struct Counters {
     pub(crate) hits: AtomicU64,
     pub(crate) misses: AtomicU64,
     pub(crate) coalesced: AtomicU64,
+    pub(crate) shared_hits: AtomicU64,
     pub(crate) fetch_errors: AtomicU64,
     pub(crate) evictions: AtomicU64,
     pub(crate) expirations: AtomicU64,
@@ -33,6 +34,8 @@ pub struct Stats {
     /// Calls that found a fill for their key already running and waited for
     /// it instead of fetching.
     pub coalesced: u64,
+    /// Local misses answered from the shared tier (another replica's entry).
+    pub shared_hits: u64,
     /// Fills whose fetch returned an error (or whose task panicked).
     pub fetch_errors: u64,
     /// Entries removed to keep the total under the byte bound (including new
@@ -53,6 +56,7 @@ impl Counters {
             hits: load(&self.hits),
             misses: load(&self.misses),
             coalesced: load(&self.coalesced),
+            shared_hits: load(&self.shared_hits),
             fetch_errors: load(&self.fetch_errors),
             evictions: load(&self.evictions),
             expirations: load(&self.expirations),

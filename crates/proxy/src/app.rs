@@ -127,7 +127,14 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
         };
         api = api.route(r.path, handler);
     }
-    let response_cache = Arc::new(ResponseCache::new(settings.cache, state.metrics.clone()));
+    let context_settings =
+        crate::context::ContextSettings::new(settings.discovery.clone(), settings.query_limits);
+    let response_cache = Arc::new(ResponseCache::new(
+        settings.cache,
+        context_settings.clone(),
+        settings.shared_cache.as_ref(),
+        state.metrics.clone(),
+    ));
     let hit_path = hit::HitPath {
         cache: response_cache.clone(),
         tenants: tenants.clone(),
@@ -139,7 +146,7 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
         // Inside the cache layer: a cache fill (which may run in another
         // task) builds its request context from the request it runs.
         .layer(middleware::from_fn_with_state(
-            crate::context::ContextSettings::new(settings.discovery.clone(), settings.query_limits),
+            context_settings,
             crate::context::layer,
         ))
         .layer(middleware::from_fn_with_state(

@@ -7,6 +7,7 @@
 pub mod discovery;
 pub mod file;
 mod settings;
+pub mod shared_cache;
 pub mod tls;
 
 pub use crate::backend::url::BackendUrl;
@@ -140,6 +141,9 @@ pub struct Config {
     /// A range that ends later than now minus this margin is the live edge.
     #[arg(long, env = "LOKIVL_CACHE_FRESHNESS", default_value = "10m", value_parser = humantime::parse_duration)]
     pub cache_freshness: Duration,
+    /// The cache tier shared by replicas: `--shared-cache*`.
+    #[command(flatten)]
+    pub shared_cache: shared_cache::SharedCacheFlags,
 }
 
 /// How the process writes its own logs.
@@ -199,6 +203,9 @@ pub enum ConfigError {
     /// A TLS flag is unusable (unreadable PEM file, key not matching, contradicting flags).
     #[error("{0}")]
     Tls(String),
+    /// A `--shared-cache*` flag is unusable (bad URL, zero timeout).
+    #[error("{0}")]
+    SharedCache(String),
 }
 
 impl Config {
@@ -313,6 +320,10 @@ impl Config {
                 freshness: self.cache_freshness,
                 windows: self.windows.settings(),
             },
+            shared_cache: self
+                .shared_cache
+                .validate()
+                .map_err(ConfigError::SharedCache)?,
             listener_tls: tls.listener,
             query_limits: self.query_limits.limits(),
             discovery: self.discovery.settings(),

@@ -52,6 +52,24 @@ impl ContextSettings {
     pub fn limits(&self) -> QueryLimits {
         self.limits
     }
+
+    /// The tenant part of a cache key for a request by `tenant_key`
+    /// ([`Tenant::cache_key`]) under these settings, as
+    /// [`RequestContext::cache_scope`] makes it: the response cache keys
+    /// before the request context exists, and replicas sharing a cache tier
+    /// with other discovery flags must not read each other's answers.
+    pub fn cache_scope(&self, tenant_key: &str) -> String {
+        scope(tenant_key, &self.tag)
+    }
+}
+
+/// `tenant_key`, and `#tag` when discovery synthesizes labels.
+fn scope(tenant_key: &str, tag: &str) -> String {
+    if tag.is_empty() {
+        tenant_key.to_owned()
+    } else {
+        format!("{tenant_key}#{tag}")
+    }
 }
 
 /// A stable tag of `d` (the same in every process with the same flags, so a
@@ -156,12 +174,7 @@ impl RequestContext {
     /// ([`Tenant::cache_key`]) and, when discovery is on, its settings, which
     /// change answers.
     pub fn cache_scope(&self) -> String {
-        let t = self.0.tenant.cache_key();
-        if self.0.tag.is_empty() {
-            t.into_owned()
-        } else {
-            format!("{t}#{}", self.0.tag)
-        }
+        scope(&self.0.tenant.cache_key(), &self.0.tag)
     }
 
     /// The single VictoriaLogs tenant of the request, if it names exactly one.
@@ -296,6 +309,9 @@ mod tests {
         assert_eq!(one.discovery(), &d);
         assert_eq!(one.limits(), limits);
         assert_eq!(one.cache_scope(), format!("2:0#{}", discovery_tag(&d)));
+        let settings = ContextSettings::new(d.clone(), limits);
+        assert_eq!(settings.cache_scope("2:0"), one.cache_scope());
+        assert_eq!(ContextSettings::default().cache_scope("2:0"), "2:0");
     }
 
     #[test]

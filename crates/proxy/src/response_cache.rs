@@ -30,6 +30,7 @@ use cache::{Cache, CacheKey, Encoding, Fetched};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
 
+use crate::context::ContextSettings;
 use crate::params::Form;
 use crate::params::timestamp::now_ns;
 use crate::route::{self, CachePolicy, Handler, Route};
@@ -83,6 +84,8 @@ impl Default for CacheSettings {
 pub struct ResponseCache {
     cache: Cache,
     settings: CacheSettings,
+    /// The discovery settings, part of every key ([`ContextSettings::cache_scope`]).
+    context: ContextSettings,
     metrics: Metrics,
     waiting: Arc<Mutex<HashMap<CacheKey, Arc<Waiters>>>>,
 }
@@ -156,13 +159,26 @@ impl std::fmt::Debug for ResponseCache {
 }
 
 impl ResponseCache {
-    /// Creates the cache with its byte bound.
-    pub fn new(settings: CacheSettings, metrics: Metrics) -> Self {
+    /// Creates the cache with its byte bound, keyed under the request
+    /// settings `context` (their discovery flags change answers), backed by
+    /// `shared` when replicas share a cache tier (`--shared-cache`).
+    pub fn new(
+        settings: CacheSettings,
+        context: ContextSettings,
+        shared: Option<&cache::SharedConfig>,
+        metrics: Metrics,
+    ) -> Self {
+        let mut cache = Cache::new(cache::Settings {
+            max_bytes: settings.max_bytes,
+        });
+        if let Some(config) = shared.filter(|_| settings.max_bytes > 0) {
+            cache = cache.with_shared(cache::SharedTier::memcached(config, settings.lifetimes()));
+            metrics.register_shared_cache(cache.clone());
+        }
         Self {
-            cache: Cache::new(cache::Settings {
-                max_bytes: settings.max_bytes,
-            }),
+            cache,
             settings,
+            context,
             metrics,
             waiting: Arc::default(),
         }
@@ -213,11 +229,11 @@ fn metadata_request(form: &Form, now: i64) -> Option<(String, i64)> {
     Some((ser.finish(), b.end))
 }
 
-/// The full key: tenant, response-shape flags, credentials, route and
-/// request text (the parameters, then the query tags).
-fn key_of(tenant: String, headers: &HeaderMap, path: &str, params: &str) -> CacheKey {
+/// The full key: tenant and discovery scope, response-shape flags,
+/// credentials, route and request text (the parameters, then the query tags).
+fn key_of(scope: String, headers: &HeaderMap, path: &str, params: &str) -> CacheKey {
     CacheKey::new(
-        tenant,
+        scope,
         Encoding::Identity,
         key::shape_flags(headers),
         crate::context::credentials(headers),
@@ -247,7 +263,12 @@ impl ResponseCache {
         headers: &HeaderMap,
     ) -> Option<Bytes> {
         let params = key::params_text(uri.query(), b"", || Form::parse(uri.query(), b""));
-        let key = key_of(tenant.to_owned(), headers, uri.path(), &params);
+        let key = key_of(
+            self.context.cache_scope(tenant),
+            headers,
+            uri.path(),
+            &params,
+        );
         self.cache.get(&key).await
     }
 
@@ -306,8 +327,11 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
     };
     let key = {
         let tenant = parts.extensions.get::<Tenant>().map_or_else(
-            || Tenant::from_headers(&parts.headers).as_str().to_owned(),
-            |t| t.cache_key().into_owned(),
+            || {
+                rc.context
+                    .cache_scope(Tenant::from_headers(&parts.headers).as_str())
+            },
+            |t| rc.context.cache_scope(&t.cache_key()),
         );
         let params = match &bucketed {
             Some((text, _)) => Cow::Borrowed(text.as_str()),
@@ -366,7 +390,9 @@ pub async fn layer(State(rc): State<Arc<ResponseCache>>, mut req: Request, next:
     // The fill may run in another task: the request it runs carries its
     // tenant in the extensions, and the context layer inside builds the
     // request context from it.
-    let result = rc.cache.get_or_fetch(key, fill).await;
+    // The TTL is known before the fill: a live-edge answer skips the
+    // shared tier, where only closed answers are kept.
+    let result = rc.cache.get_or_fetch_expecting(key, Some(ttl), fill).await;
     drop(waiting);
     let stats = rc.cache.stats();
     rc.metrics

@@ -135,7 +135,7 @@ impl Metrics {
         let cache_requests = IntCounterVec::new(
             Opts::new(
                 "lokivl_cache_requests_total",
-                "Cacheable requests by endpoint and outcome (hit, miss, coalesced, uncacheable).",
+                "Cacheable requests by endpoint and outcome (hit, miss, coalesced, shared_hit, uncacheable).",
             ),
             &["endpoint", "outcome"],
         )?;
@@ -228,6 +228,19 @@ impl Registered {
             .inc();
     }
 
+    /// Exports the shared cache tier of `cache` (`lokivl_shared_cache_*`),
+    /// read at each scrape. Called once, when `--shared-cache` is set.
+    pub fn register_shared_cache(&self, cache: cache::Cache) {
+        match SharedCacheCollector::new(cache) {
+            Ok(c) => {
+                if let Err(e) = self.registry.register(Box::new(c)) {
+                    tracing::warn!(error = %e, "shared cache metrics not registered");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "shared cache metrics not defined"),
+        }
+    }
+
     /// Publishes the response cache's size and eviction count.
     pub fn set_cache_state(&self, bytes: u64, entries: u64, evicted: u64) {
         let g = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
@@ -278,6 +291,66 @@ pub fn cache_outcome(o: cache::Outcome) -> &'static str {
         cache::Outcome::Hit => "hit",
         cache::Outcome::Miss => "miss",
         cache::Outcome::Coalesced => "coalesced",
+        cache::Outcome::SharedHit => "shared_hit",
+    }
+}
+
+/// Reads the shared cache tier's counters at each scrape: the cache crate
+/// keeps plain atomics, so it needs no metrics library.
+struct SharedCacheCollector {
+    cache: cache::Cache,
+    descs: Vec<prometheus::core::Desc>,
+    /// Scrapes may run at once; one at a time sets and reads the copies below.
+    copies: std::sync::Mutex<(IntCounterVec, IntGauge)>,
+}
+
+impl SharedCacheCollector {
+    fn new(cache: cache::Cache) -> Result<Self, prometheus::Error> {
+        let operations = IntCounterVec::new(
+            Opts::new(
+                "lokivl_shared_cache_operations_total",
+                "Shared cache tier (memcached) operations by outcome: hit, miss, stored, error, timeout, skipped (circuit open), incompatible (another version's entry), too_large (kept local).",
+            ),
+            &["outcome"],
+        )?;
+        let open = IntGauge::new(
+            "lokivl_shared_cache_open_circuits",
+            "Shared cache servers skipped now after failing 3 times in a row.",
+        )?;
+        let descs = prometheus::core::Collector::desc(&operations)
+            .into_iter()
+            .chain(prometheus::core::Collector::desc(&open))
+            .cloned()
+            .collect();
+        Ok(Self {
+            cache,
+            descs,
+            copies: std::sync::Mutex::new((operations, open)),
+        })
+    }
+}
+
+impl prometheus::core::Collector for SharedCacheCollector {
+    fn desc(&self) -> Vec<&prometheus::core::Desc> {
+        self.descs.iter().collect()
+    }
+
+    fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
+        let stats = self.cache.shared_stats().unwrap_or_default();
+        let copies = self
+            .copies
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (operations, open) = &*copies;
+        for (outcome, value) in stats.outcomes() {
+            let c = operations.with_label_values(&[outcome]);
+            c.reset();
+            c.inc_by(value);
+        }
+        open.set(i64::try_from(stats.open_circuits).unwrap_or(i64::MAX));
+        let mut families = prometheus::core::Collector::collect(operations);
+        families.extend(prometheus::core::Collector::collect(open));
+        families
     }
 }
 
@@ -306,5 +379,60 @@ mod tests {
         assert!(text.contains("lokivl_http_request_duration_seconds_bucket"));
         #[cfg(target_os = "linux")]
         assert!(text.contains("process_resident_memory_bytes "), "{text}");
+    }
+
+    #[tokio::test]
+    async fn shared_cache_outcomes_are_exported() {
+        let m = Metrics::new().unwrap();
+        // A port nothing listens on: every operation fails, none fails the caller.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = cache::SharedConfig {
+            servers: cache::shared::Servers::parse(&format!("memcached://127.0.0.1:{port}"))
+                .unwrap(),
+            timeout: Duration::from_millis(500),
+            circuit_open: Duration::from_secs(60),
+            max_item_bytes: 1 << 20,
+            pool_size: 2,
+        };
+        let lifetimes = cache::Lifetimes {
+            ttl: Duration::from_secs(3600),
+            live_ttl: Duration::ZERO,
+            freshness: Duration::from_secs(600),
+        };
+        let c = cache::Cache::new(cache::Settings { max_bytes: 1 << 20 })
+            .with_shared(cache::SharedTier::memcached(&config, lifetimes));
+        m.register_shared_cache(c.clone());
+        for i in 0..4 {
+            let key = cache::CacheKey::new(
+                "1:0",
+                cache::Encoding::Identity,
+                "",
+                cache::CredentialFingerprint::none(),
+                "/loki/api/v1/labels",
+                format!("q={i}"),
+            );
+            let fetch = async {
+                Ok::<_, std::convert::Infallible>(cache::Fetched::new(
+                    bytes::Bytes::from_static(b"{}"),
+                    Duration::ZERO,
+                ))
+            };
+            let l = c.get_or_fetch(key, fetch).await.unwrap();
+            assert_eq!(cache_outcome(l.outcome), "miss");
+        }
+        let text = String::from_utf8(m.render().unwrap()).unwrap();
+        for line in [
+            r#"lokivl_shared_cache_operations_total{outcome="error"} 3"#,
+            r#"lokivl_shared_cache_operations_total{outcome="skipped"} 1"#,
+            r#"lokivl_shared_cache_operations_total{outcome="hit"} 0"#,
+            "lokivl_shared_cache_open_circuits 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in {text}");
+        }
+        assert_eq!(cache_outcome(cache::Outcome::SharedHit), "shared_hit");
     }
 }

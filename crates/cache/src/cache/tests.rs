@@ -593,7 +593,7 @@ async fn a_caller_that_joins_a_stopping_fill_fetches_again() {
         let cache = cache.clone();
         tokio::spawn(async move {
             cache
-                .fill::<_, Upstream>(key_for("t", "q"), async move {
+                .fill::<_, Upstream>(key_for("t", "q"), false, async move {
                     let _ = release_rx.await;
                     Err(Error::Unwanted)
                 })

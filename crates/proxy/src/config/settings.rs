@@ -38,6 +38,8 @@ pub struct Settings {
     pub server: crate::server::conn::ConnLimits,
     /// The response cache.
     pub cache: CacheSettings,
+    /// The cache tier shared by replicas (`--shared-cache`), if any.
+    pub shared_cache: Option<cache::SharedConfig>,
     /// HTTPS on the listener (the backend's TLS config is in `backend_options.tls`).
     pub listener_tls: Option<std::sync::Arc<rustls::ServerConfig>>,
     /// Loki's per-query limits.
@@ -84,6 +86,7 @@ impl Settings {
             tail: crate::tail::TailSettings::default(),
             server: crate::server::conn::ConnLimits::default(),
             cache: CacheSettings::default(),
+            shared_cache: None,
             listener_tls: None,
             query_limits: crate::params::QueryLimits::default(),
             // Off, unlike the binary's default: answers show the stored labels only

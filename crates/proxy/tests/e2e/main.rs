@@ -15,6 +15,7 @@ mod live_extents;
 mod metadata_discovery;
 mod metric_discovery;
 mod push_passthrough;
+mod shared_cache;
 mod soak;
 mod tail;
 mod tenants;
