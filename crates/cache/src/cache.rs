@@ -206,10 +206,7 @@ impl Cache {
         if let Some(hit) = self.hit(&key).await {
             return Ok(hit);
         }
-        let look_shared = match (&self.shared, ttl) {
-            (Some(tier), Some(ttl)) => tier.is_closed(ttl),
-            (shared, _) => shared.is_some(),
-        };
+        let look_shared = self.looks_shared(ttl);
         self.fill(key, look_shared, async move {
             fetch.await.map_err(|e| Error::Fetch(Arc::new(e)))
         })
@@ -245,9 +242,36 @@ impl Cache {
         F: Future<Output = Result<Fetched, E>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
     {
+        self.get_or_fetch_cancellable_expecting(key, None, make_fetch)
+            .await
+    }
+
+    /// [`Cache::get_or_fetch_cancellable`] when the caller knows the TTL the
+    /// fetch will give, as [`Cache::get_or_fetch_expecting`]: a live window
+    /// pays no shared-tier round trip that could only miss.
+    ///
+    /// # Errors
+    ///
+    /// As [`Cache::get_or_fetch_cancellable`].
+    ///
+    /// # Panics
+    ///
+    /// As [`Cache::get_or_fetch_cancellable`].
+    pub async fn get_or_fetch_cancellable_expecting<M, F, E>(
+        &self,
+        key: CacheKey,
+        ttl: Option<Duration>,
+        make_fetch: M,
+    ) -> Result<Lookup, Error<E>>
+    where
+        M: Fn() -> F,
+        F: Future<Output = Result<Fetched, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         if let Some(hit) = self.hit(&key).await {
             return Ok(hit);
         }
+        let look_shared = self.looks_shared(ttl);
         // Held until this caller returns or is dropped.
         let interest = self.wanted.join(&key);
         let mut attempt = 0;
@@ -261,10 +285,20 @@ impl Cache {
                     () = stopped => Err(Error::Unwanted),
                 }
             };
-            match self.fill(key.clone(), self.shared.is_some(), guarded).await {
+            match self.fill(key.clone(), look_shared, guarded).await {
                 Err(Error::Unwanted) if attempt < UNWANTED_RETRIES => attempt += 1,
                 other => return other,
             }
+        }
+    }
+
+    /// Whether a local miss looks in the shared tier: always when the TTL
+    /// the fill will give is unknown, else only when that TTL is a closed
+    /// one (only closed entries are written there).
+    fn looks_shared(&self, ttl: Option<Duration>) -> bool {
+        match (&self.shared, ttl) {
+            (Some(tier), Some(ttl)) => tier.is_closed(ttl),
+            (shared, _) => shared.is_some(),
         }
     }
 

@@ -423,3 +423,31 @@ async fn a_fill_known_to_be_live_does_not_look_in_the_shared_tier() {
     assert_eq!(fake.gets(), 1);
     fake.wait_sets(1).await;
 }
+
+#[tokio::test]
+async fn a_cancellable_fill_known_to_be_live_does_not_look_in_the_shared_tier() {
+    let fake = Fake::new();
+    let a = replica(&fake);
+    let live = || async { Ok::<_, Infallible>(Fetched::new(Bytes::from_static(b"live"), LIVE)) };
+    let l = a
+        .get_or_fetch_cancellable_expecting(key("1:0", "w=live"), Some(LIVE), live)
+        .await
+        .unwrap();
+    assert_eq!(
+        (l.body.as_ref(), l.outcome),
+        (b"live".as_slice(), Outcome::Miss)
+    );
+    assert_eq!(fake.gets(), 0);
+    // Expected closed (a closed window): looked up once, then written.
+    let closed = || async { Ok::<_, Infallible>(Fetched::new(Bytes::from_static(b"closed"), TTL)) };
+    a.get_or_fetch_cancellable_expecting(key("1:0", "w=closed"), Some(TTL), closed)
+        .await
+        .unwrap();
+    assert_eq!(fake.gets(), 1);
+    fake.wait_sets(1).await;
+    // Unknown TTL: looked up as before.
+    a.get_or_fetch_cancellable(key("1:0", "w=unknown"), live)
+        .await
+        .unwrap();
+    assert_eq!(fake.gets(), 2);
+}

@@ -127,10 +127,14 @@ fn prefix(m: &Matrix, len: u32) -> Matrix {
 }
 
 /// The extent of `window`, if one is stored for its query, start and step.
-/// Every extent read goes through here.
+/// Every extent read goes through here; it reads the shared tier too, so a
+/// replica grows the extent another replica stored.
 async fn read(ctx: &WindowContext, key: &CacheKey, window: Grid) -> Option<Extent> {
     let cache = ctx.cache.as_ref()?;
-    let held = cache.get(key).await.and_then(|b| decode(&b, window));
+    let held = cache
+        .get_through(key)
+        .await
+        .and_then(|b| decode(&b, window));
     let outcome = if held.is_some() { "hit" } else { "miss" };
     ctx.metrics.observe_cache(EXTENT_ENDPOINT, outcome);
     held

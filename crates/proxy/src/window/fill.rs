@@ -46,12 +46,15 @@ where
         let fill = make();
         async move { fill.await.map(|body| Fetched::new(body, ttl)) }
     };
-    cached_fetched(ctx, endpoint, key, make).await
+    cached_fetched(ctx, endpoint, key, Some(ttl), make).await
 }
 
 /// [`cached`] where the fill decides the TTL itself: [`Duration::ZERO`]
 /// shares the fill with concurrent callers but stores nothing (an answer
 /// cut by the request's row budget is not the window's own answer).
+/// `expected` is the TTL the fill gives when it is not cut: a window that
+/// cannot be closed then skips the shared tier's lookup, which could only
+/// miss.
 ///
 /// # Errors
 /// As [`cached`].
@@ -59,6 +62,7 @@ pub async fn cached_fetched<M, Fut>(
     ctx: &WindowContext,
     endpoint: &'static str,
     key: CacheKey,
+    expected: Option<Duration>,
     make: M,
 ) -> Result<Bytes, ApiError>
 where
@@ -74,7 +78,9 @@ where
         let fill = make();
         async move { fill.await.map_err(WindowError) }
     };
-    let result = cache.get_or_fetch_cancellable(key, make).await;
+    let result = cache
+        .get_or_fetch_cancellable_expecting(key, expected, make)
+        .await;
     match result {
         Ok(lookup) => {
             ctx.metrics

@@ -177,7 +177,7 @@ where
             Ok(Fetched::new(fetched.answer.to_bytes(), ttl))
         }
     };
-    let body = fill::cached_fetched(ctx, WINDOW_ENDPOINT, key, fill).await?;
+    let body = fill::cached_fetched(ctx, WINDOW_ENDPOINT, key, Some(ttl), fill).await?;
     LogAnswer::from_bytes(&body).map_err(|e| ApiError::Internal(e.to_string()))
 }
 
