@@ -21,6 +21,7 @@
 # Results: one loki-bench JSON per proxy and cell in --out, and a table of
 # req/s, proxy CPU per request and peak RSS printed by summary.py.
 #
+# `--keep-data` reuses the VictoriaLogs data a previous run seeded in --out.
 # Everything listens on 127.0.0.1 and stops at the end (or on Ctrl-C).
 set -euo pipefail
 
@@ -79,21 +80,19 @@ wait_http() { # url
 }
 
 vl="http://127.0.0.1:$vl_port"
+fresh=""
 if [[ -z "${keep_data:-}" || ! -d "$data" ]]; then
     rm -rf "$data"
-    "$vl_bin" -httpListenAddr="127.0.0.1:$vl_port" -storageDataPath="$data" \
-        -retentionPeriod=30d -search.maxQueryLen=1MiB -loggerLevel=WARN \
-        >"$out/vl.log" 2>&1 &
-    pids+=($!)
-    wait_http "$vl/health"
+    fresh=1
+fi
+"$vl_bin" -httpListenAddr="127.0.0.1:$vl_port" -storageDataPath="$data" \
+    -retentionPeriod=30d -search.maxQueryLen=1MiB -loggerLevel=WARN \
+    >"$out/vl.log" 2>&1 &
+pids+=($!)
+wait_http "$vl/health"
+if [[ -n "$fresh" ]]; then
     echo "== seeding $days days into VictoriaLogs (loki-bench's seeder)"
     "$seed" --skip-loki --vl="$vl" --days="$days" >"$out/seed.log" 2>&1
-else
-    "$vl_bin" -httpListenAddr="127.0.0.1:$vl_port" -storageDataPath="$data" \
-        -retentionPeriod=30d -search.maxQueryLen=1MiB -loggerLevel=WARN \
-        >"$out/vl.log" 2>&1 &
-    pids+=($!)
-    wait_http "$vl/health"
 fi
 
 echo "== live top-up to now (every 5 s)"
