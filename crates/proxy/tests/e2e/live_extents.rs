@@ -175,20 +175,26 @@ impl Log {
     }
 }
 
-fn seconds(spans: &[Span]) -> i64 {
-    spans.iter().map(|(_, s, e)| (e - s) / SEC).sum()
+/// What both dashboards need: a real VictoriaLogs holding 3 h 10 min of
+/// logs up to now, the request log in front of it, a caching lokivl behind
+/// the log and an unsplit, cache-off lokivl for the expected answers. Both
+/// refreshes of a test fall in one minute (a `start` that crossed a minute
+/// would read the clipped first window again, as it should), so it waits out
+/// the end of a minute first. `None` (after one `skipped:` line) without a
+/// VictoriaLogs binary.
+struct Dashboard {
+    vl: VictoriaLogs,
+    log: Log,
+    split: String,
+    whole: String,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_refreshing_metric_dashboard_asks_only_for_the_fresh_tail() {
+async fn dashboard() -> Option<Dashboard> {
     let Some(bin) = std::env::var_os("LOKIVL_VL_BIN").map(std::path::PathBuf::from) else {
         eprintln!("skipped: LOKIVL_VL_BIN is not set (a VictoriaLogs binary)");
-        return;
+        return None;
     };
     let vl = VictoriaLogs::start(&bin).await;
-    // Both refreshes fall in one minute of the step grid (a `start` that
-    // crossed a minute would evaluate the clipped first window again, as it
-    // should): wait out the end of a minute.
     if now_ns().rem_euclid(MIN) > 40 * SEC {
         tokio::time::sleep(Duration::from_nanos(
             (MIN - now_ns().rem_euclid(MIN) + SEC) as u64,
@@ -201,6 +207,29 @@ async fn a_refreshing_metric_dashboard_asks_only_for_the_fresh_tail() {
     let log = Log::start(&vl.url).await;
     let split = support::start_lokivl(&log.url).await;
     let whole = support::start_lokivl_with(&vl.url, |c| c.cache.max_bytes = 0).await;
+    Some(Dashboard {
+        vl,
+        log,
+        split,
+        whole,
+    })
+}
+
+fn seconds(spans: &[Span]) -> i64 {
+    spans.iter().map(|(_, s, e)| (e - s) / SEC).sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refreshing_metric_dashboard_asks_only_for_the_fresh_tail() {
+    let Some(Dashboard {
+        vl,
+        log,
+        split,
+        whole,
+    }) = dashboard().await
+    else {
+        return;
+    };
     let query = r#"sum by (app) (count_over_time({app=~"api|web|late"}[1m]))"#;
 
     // First refresh: everything is read once.
@@ -255,24 +284,15 @@ async fn a_refreshing_metric_dashboard_asks_only_for_the_fresh_tail() {
 /// the unsplit one for the same range, the new line included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refreshing_log_dashboard_asks_only_for_the_fresh_piece() {
-    let Some(bin) = std::env::var_os("LOKIVL_VL_BIN").map(std::path::PathBuf::from) else {
-        eprintln!("skipped: LOKIVL_VL_BIN is not set (a VictoriaLogs binary)");
+    let Some(Dashboard {
+        vl,
+        log,
+        split,
+        whole,
+    }) = dashboard().await
+    else {
         return;
     };
-    let vl = VictoriaLogs::start(&bin).await;
-    // Both refreshes in one minute of the fresh mark.
-    if now_ns().rem_euclid(MIN) > 40 * SEC {
-        tokio::time::sleep(Duration::from_nanos(
-            (MIN - now_ns().rem_euclid(MIN) + SEC) as u64,
-        ))
-        .await;
-    }
-    let t0 = now_ns();
-    vl.ingest(push_body(t0 - 3 * HOUR - 10 * MIN, t0 - SEC))
-        .await;
-    let log = Log::start(&vl.url).await;
-    let split = support::start_lokivl(&log.url).await;
-    let whole = support::start_lokivl_with(&vl.url, |c| c.cache.max_bytes = 0).await;
     let query = r#"{app=~"api|web|late"}"#;
     let asks = [
         ("100", "backward"),
