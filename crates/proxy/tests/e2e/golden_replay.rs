@@ -9,7 +9,7 @@
 
 use crate::support;
 
-use crate::support::backend;
+use crate::support::backend::{self, VictoriaLogs};
 use crate::support::topup;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -22,12 +22,11 @@ async fn answers_match_the_recorded_victorialogs_responses() {
                 backend::golden_path(release).display()
             )
         });
-        let source = topup::Source::open(release, golden).await;
-        if let Some(server) = &source.vl {
-            server
-                .ingest(support::dataset::push_body(&support::dataset::entries()))
-                .await;
-        }
+        let push = async |s: &VictoriaLogs| {
+            s.ingest(support::dataset::push_body(&support::dataset::entries()))
+                .await
+        };
+        let source = topup::Source::open(release, golden, push).await;
         let lokivl = support::start_lokivl(&source.tap.url).await;
         println!("replaying VictoriaLogs {release}");
         // A failing check stops the run: the top-up then drops nothing.

@@ -27,10 +27,7 @@ pub struct Setup {
 
 /// The live run; skips with one line without both binaries.
 pub async fn live(setup: Setup) {
-    if topup::live_skips() {
-        return;
-    }
-    let Some((loki_bin, vl_bin)) = differential::servers() else {
+    let Some((loki_bin, vl_bin)) = topup::servers() else {
         return;
     };
     let suite = setup.suite;
@@ -79,10 +76,8 @@ pub async fn replay(setup: Setup) {
     };
     for release in topup::releases() {
         let (loki, vl) = suite.read_goldens(release);
-        let source = topup::Source::open(release, vl.exchanges).await;
-        if let Some(server) = &source.vl {
-            suite.dataset.push_victorialogs(vl.base_ns, server).await;
-        }
+        let push = async |s: &VictoriaLogs| suite.dataset.push_victorialogs(vl.base_ns, s).await;
+        let source = topup::Source::open(release, vl.exchanges, push).await;
         let tap = &source.tap;
         let lokivl = super::start_lokivl_with(&tap.url, setup.lokivl).await;
         let queries = suite.queries();

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::backend::{self, Golden, Tap, VL_RELEASES, VictoriaLogs};
-use super::differential::VlGolden;
+use super::differential::{self, VlGolden};
 
 /// What `LOKIVL_RECORD_GOLDEN` asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +64,15 @@ pub fn live_skips() -> bool {
         );
     }
     skip
+}
+
+/// The Loki and VictoriaLogs binaries of a live suite, as
+/// [`differential::servers`]; `None` also when the run tops up.
+pub fn servers() -> Option<(PathBuf, PathBuf)> {
+    if live_skips() {
+        return None;
+    }
+    differential::servers()
 }
 
 /// The VictoriaLogs binary and release a top-up run writes to; `None`
@@ -121,18 +130,24 @@ pub fn merge(recorded: &Golden, used: &BTreeSet<String>, fresh: Golden) -> Golde
 /// in a top-up run the golden and a live VictoriaLogs holding the dataset.
 pub struct Source {
     pub tap: Tap,
-    /// The live server of a top-up (push the dataset into it before asking).
-    pub vl: Option<VictoriaLogs>,
+    /// The live server of a top-up.
+    vl: Option<VictoriaLogs>,
     recorded: Golden,
 }
 
 impl Source {
-    /// A replay of `golden` recorded from VictoriaLogs `release`, topping up
-    /// when the run asks it for that release.
-    pub async fn open(release: &str, golden: Golden) -> Source {
+    /// A replay of `golden` recorded from VictoriaLogs `release`, or when
+    /// the run tops up that release, a tap in front of a fresh VictoriaLogs
+    /// into which `push` has put the suite's dataset (as the live run does).
+    pub async fn open(
+        release: &str,
+        golden: Golden,
+        push: impl AsyncFnOnce(&VictoriaLogs),
+    ) -> Source {
         match target() {
             Some((bin, r)) if r == release => {
                 let vl = VictoriaLogs::start(&bin).await;
+                push(&vl).await;
                 let tap = Tap::topping_up(golden.clone(), &vl.url).await;
                 Source {
                     tap,
