@@ -15,9 +15,10 @@ use go::regexp::quote_meta;
 /// and `!=`/`!~` keep none.
 ///
 /// Several alternatives become one regex, each wrapped in `(?:…)` so flags
-/// such as `(?i)` stay scoped, except a positive filter whose every
-/// alternative has an interior token ([`needle`]): that one becomes an `or`
-/// of one regex filter per alternative. Both keep the same lines (a regex
+/// such as `(?i)` stay scoped, except a positive filter whose alternatives
+/// are all literals with an interior token ([`needle`], and
+/// [`literal_alternatives`] for `|~`): that one becomes an `or` of one
+/// literal regex filter per alternative. Both keep the same lines (a regex
 /// `A|B` matches a line exactly when `A` or `B` does), but VictoriaLogs
 /// skips a block by its Bloom filter only for a regex that is a literal (or
 /// a concatenation with literals), never for an alternation; with one
@@ -62,10 +63,16 @@ pub(crate) fn lower(filter: &LineFilter) -> Result<Filter, LowerError> {
             field: "_msg".into(),
             regex,
         };
-        if parts.len() == 1 {
+        let split = if negate {
+            None
+        } else {
+            literal_alternatives(&non_empty, quote)
+                .filter(|ls| ls.len() > 1 && ls.iter().all(|l| needle::has_interior_token(l)))
+        };
+        if let Some(literals) = split {
+            Filter::or(literals.into_iter().map(|l| msg(quote_meta(l))))
+        } else if parts.len() == 1 {
             msg(parts.into_iter().next().unwrap_or_default())
-        } else if !negate && non_empty.iter().all(|s| prunable(s, quote)) {
-            Filter::or(parts.into_iter().map(msg))
         } else {
             msg(parts
                 .iter()
@@ -81,11 +88,24 @@ pub(crate) fn lower(filter: &LineFilter) -> Result<Filter, LowerError> {
     })
 }
 
-/// Whether VictoriaLogs can skip blocks for this alternative on its own: a
-/// `|=` literal, or a `|~` regex without metacharacters (so VictoriaLogs
-/// reads it as one literal), with at least one interior token.
-fn prunable(alternative: &str, quoted: bool) -> bool {
-    (quoted || quote_meta(alternative) == alternative) && needle::has_interior_token(alternative)
+/// The literals whose `or` the alternatives mean, when each is one: a `|=`
+/// literal, or a `|~` regex without metacharacters, or one that is only
+/// literals joined by `|` (`|~ "a-b|c-d"` is `|= "a-b" or "c-d"`). `None`
+/// when any alternative is another regex.
+fn literal_alternatives<'a>(alternatives: &[&'a str], quoted: bool) -> Option<Vec<&'a str>> {
+    if quoted {
+        return Some(alternatives.to_vec());
+    }
+    let plain = |s: &str| !s.is_empty() && quote_meta(s) == s;
+    let mut out = Vec::with_capacity(alternatives.len());
+    for a in alternatives {
+        let parts: Vec<&str> = a.split('|').collect();
+        if !parts.iter().all(|p| plain(p)) {
+            return None;
+        }
+        out.extend(parts);
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -166,6 +186,28 @@ mod tests {
         assert_eq!(
             logsql(r#"{ns="prod"} |~ "(?i)a-b-c" or "d e f""#),
             r#"{ns="prod"} and _msg:~"(?:(?i)a-b-c)|(?:d e f)""#
+        );
+        // Literals joined by `|` in one regex are the same `or`.
+        assert_eq!(
+            logsql(r#"{ns="prod"} |~ "req=a-1-b|req=c-2-d" or "x y z""#),
+            r#"{ns="prod"} and (_msg:~"req=a-1-b" or _msg:~"req=c-2-d" or _msg:~"x y z")"#
+        );
+        // Sent as written: an empty branch (matches every line), a literal
+        // without interior token, another metacharacter, a negation.
+        for re in [
+            "req=a-1-b|",
+            "req=a-1-b|error",
+            "req=a-1-b|c.d-e-f",
+            "(req=a-1-b|req=c-2-d)",
+        ] {
+            assert_eq!(
+                logsql(&format!(r#"{{ns="prod"}} |~ "{re}""#)),
+                format!(r#"{{ns="prod"}} and _msg:~"{re}""#),
+            );
+        }
+        assert_eq!(
+            logsql(r#"{ns="prod"} !~ "req=a-1-b|req=c-2-d""#),
+            r#"{ns="prod"} and !_msg:~"req=a-1-b|req=c-2-d""#
         );
     }
 

@@ -194,7 +194,7 @@ async fn needles_keep_exactly_the_lines_that_contain_them() {
     }
     let lokivl = support::start_lokivl(&vl.url).await;
 
-    let cases: [(&str, &[&str]); 5] = [
+    let cases: [(&str, &[&str]); 6] = [
         (r#"|= "id=a-b1-c""#, &[N1]),
         (
             r#"|= "requestId=550e8400-e29b-41d4-a716-446655440000""#,
@@ -206,6 +206,7 @@ async fn needles_keep_exactly_the_lines_that_contain_them() {
             &[N1, N2, N3],
         ),
         (r#"|~ "id=a-b1-c" or "x—შეცდომა—y""#, &[N1, N2]),
+        (r#"|~ "id=a-b1-c|x—შეცდომა—y""#, &[N1, N2]),
     ];
     for (filter, needles) in cases {
         let want = expected(&all, needles);
