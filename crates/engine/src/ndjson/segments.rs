@@ -179,13 +179,12 @@ impl Source for Segments {
 mod tests {
     use super::*;
 
-    /// Rows of a body written in chunks of `chunk` bytes: `(time, msg)` per
-    /// row, or the decode error, and the segment count.
-    fn decode_chunked(
-        body: &[u8],
-        chunk: usize,
-        declared: bool,
-    ) -> (Result<Vec<(i64, String)>, DecodeError>, usize, usize) {
+    /// `(time, msg)` of every row, or the decode error.
+    type Decoded = Result<Vec<(i64, String)>, DecodeError>;
+
+    /// Rows of a body written in chunks of `chunk` bytes, the segment count
+    /// and the line count.
+    fn decode_chunked(body: &[u8], chunk: usize, declared: bool) -> (Decoded, usize, usize) {
         let mut w = SegmentWriter::new(declared.then_some(body.len()));
         for c in body.chunks(chunk) {
             w.push(c);
@@ -206,7 +205,7 @@ mod tests {
         (r, n, lines)
     }
 
-    fn whole(body: &[u8]) -> Result<Vec<(i64, String)>, DecodeError> {
+    fn whole(body: &[u8]) -> Decoded {
         let mut b = body.to_vec();
         let mut rows = Rows::new();
         Decoder::new().decode(&mut b, &mut rows).map(|()| {
