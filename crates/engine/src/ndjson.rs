@@ -13,10 +13,12 @@
 
 pub mod objects;
 pub mod rowset;
+pub mod segments;
 pub mod source;
 pub mod stats_rows;
 
 pub use rowset::RowSet;
+pub use segments::{SegmentWriter, Segments};
 pub use source::{Body, Source};
 
 use std::ops::Range;
@@ -128,8 +130,19 @@ impl Decoder {
         ndjson: &'a mut [u8],
         out: &mut Rows<'a>,
     ) -> Result<(), DecodeError> {
+        self.decode_ndjson_from(ndjson, 0, out)
+    }
+
+    /// As [`Decoder::decode_ndjson`] for a part of a body that starts after
+    /// `first_line` lines (errors number lines in the whole body).
+    pub(crate) fn decode_ndjson_from<'a>(
+        &mut self,
+        ndjson: &'a mut [u8],
+        first_line: usize,
+        out: &mut Rows<'a>,
+    ) -> Result<(), DecodeError> {
         let mut tape: Tape<'a> = self.tape.take().unwrap_or_else(|| Tape(Vec::new())).reset();
-        let result = decode_lines(ndjson, &mut self.buffers, &mut tape, out);
+        let result = decode_lines(ndjson, first_line, &mut self.buffers, &mut tape, out);
         self.tape = Some(tape.reset());
         result
     }
@@ -137,11 +150,13 @@ impl Decoder {
 
 fn decode_lines<'a>(
     ndjson: &'a mut [u8],
+    first_line: usize,
     buffers: &mut Buffers,
     tape: &mut Tape<'a>,
     out: &mut Rows<'a>,
 ) -> Result<(), DecodeError> {
-    for (lineno, line) in ndjson.split_mut(|&b| b == b'\n').enumerate() {
+    for (i, line) in ndjson.split_mut(|&b| b == b'\n').enumerate() {
+        let lineno = first_line + i;
         let line = trim_ascii_ws(line);
         if line.is_empty() {
             continue;

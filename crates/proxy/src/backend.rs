@@ -1,8 +1,11 @@
 //! The VictoriaLogs client: a pooled HTTP/1 connection pool (plain or [`tls`]) with a deadline on every call.
 //!
 //! Queries are POSTed as form bodies so long LogsQL never hits URL limits.
-//! Bodies are returned whole as [`BytesMut`] because the codec decodes in
-//! place (simd-json needs `&mut [u8]`); a byte limit bounds them.
+//! Bodies are returned as mutable buffers because the codec decodes in
+//! place (simd-json needs `&mut [u8]`); a byte limit bounds them. Small
+//! answers are collected whole; NDJSON log answers are cut into
+//! line-aligned segments as they stream ([`lines`]), so that a large one is
+//! never held twice.
 //!
 //! Every call passes, in order: the circuit [`breaker`] (fail fast while
 //! VictoriaLogs is down), the concurrency [`gate`] (bounded slots and queue),
@@ -12,6 +15,7 @@
 pub mod breaker;
 pub mod dialect;
 pub mod gate;
+pub mod lines;
 pub mod request;
 pub mod stream;
 pub mod tls;
@@ -22,6 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
+use engine::ndjson::{Body, Segments};
 use http::{HeaderValue, Method, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use hyper_rustls::HttpsConnector;
@@ -48,6 +53,40 @@ const POOL_MAX_IDLE: usize = 32;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Error bodies are cut to this many bytes before reaching a client or a log.
 const MAX_ERROR_BODY: usize = 4096;
+
+/// How a call's 2xx body is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// Collected into one buffer (small answers: values, names, push).
+    Whole,
+    /// NDJSON cut into line-aligned segments as it streams ([`lines`]).
+    Lines,
+}
+
+/// A call's 2xx body, as [`Read`] asked.
+#[derive(Debug)]
+enum Answer {
+    Whole(BytesMut),
+    Lines(Segments),
+}
+
+impl Answer {
+    /// One buffer (a segmented answer is joined; only [`Read::Lines`] gives one).
+    fn into_whole(self) -> BytesMut {
+        match self {
+            Self::Whole(b) => b,
+            Self::Lines(s) => s.into_contiguous(),
+        }
+    }
+
+    /// The answer for the NDJSON decoders.
+    fn into_body(self) -> Body {
+        match self {
+            Self::Whole(b) => Body::Ndjson(b),
+            Self::Lines(s) => Body::Segments(s),
+        }
+    }
+}
 
 /// VictoriaLogs endpoints lokivl calls; the name is also the metric label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -303,7 +342,7 @@ impl Backend {
         let req = b
             .body(Full::new(body))
             .map_err(|e| BackendError::Request(e.to_string()))?;
-        match self.call(Some(tenant), endpoint, req).await {
+        match self.call(Some(tenant), endpoint, req, Read::Whole).await {
             Ok(_) => Ok((StatusCode::NO_CONTENT, None, Bytes::new())),
             Err(BackendError::Status { status, body }) if status.is_client_error() => Ok((
                 status,
@@ -327,7 +366,30 @@ impl Backend {
         tenant: VlTenant,
         req: &Request,
     ) -> Result<BytesMut, BackendError> {
-        let http = http::Request::builder()
+        let http = self.form_request(req)?;
+        self.call(Some(tenant), req.endpoint, http, Read::Whole)
+            .await
+            .map(Answer::into_whole)
+    }
+
+    /// As [`Backend::send_one`] for an NDJSON answer (`/select/logsql/query`),
+    /// read as it streams: cut at line ends into bounded segments and
+    /// counted line by line ([`engine::ndjson::SegmentWriter`]), so a large
+    /// answer is never held twice and one over `max_response_bytes` is
+    /// refused as soon as it passes the bound.
+    ///
+    /// # Errors
+    /// As [`Backend::send_one`].
+    pub async fn send_ndjson(&self, tenant: VlTenant, req: &Request) -> Result<Body, BackendError> {
+        let http = self.form_request(req)?;
+        self.call(Some(tenant), req.endpoint, http, Read::Lines)
+            .await
+            .map(Answer::into_body)
+    }
+
+    /// The POST of `req` as a form body.
+    fn form_request(&self, req: &Request) -> Result<http::Request<Full<Bytes>>, BackendError> {
+        http::Request::builder()
             .method(Method::POST)
             .uri(self.uri(req.endpoint))
             .header(
@@ -335,8 +397,7 @@ impl Backend {
                 HeaderValue::from_static("application/x-www-form-urlencoded"),
             )
             .body(Full::new(Bytes::from(req.form())))
-            .map_err(|e| BackendError::Request(e.to_string()))?;
-        self.call(Some(tenant), req.endpoint, http).await
+            .map_err(|e| BackendError::Request(e.to_string()))
     }
 
     /// GETs `endpoint` (used for `/health`).
@@ -349,7 +410,9 @@ impl Backend {
             .uri(self.uri(endpoint))
             .body(Full::new(Bytes::new()))
             .map_err(|e| BackendError::Request(e.to_string()))?;
-        self.call(None, endpoint, req).await
+        self.call(None, endpoint, req, Read::Whole)
+            .await
+            .map(Answer::into_whole)
     }
 
     fn uri(&self, endpoint: Endpoint) -> String {
@@ -364,7 +427,8 @@ impl Backend {
         tenant: Option<VlTenant>,
         endpoint: Endpoint,
         mut req: http::Request<Full<Bytes>>,
-    ) -> Result<BytesMut, BackendError> {
+        read: Read,
+    ) -> Result<Answer, BackendError> {
         let started = Instant::now();
         match tenant {
             Some(t) => crate::tenant::set_headers(req.headers_mut(), t),
@@ -379,7 +443,7 @@ impl Backend {
             req.headers_mut()
                 .insert(header::AUTHORIZATION, auth.clone());
         }
-        let result = self.guarded(endpoint, req).await;
+        let result = self.guarded(endpoint, req, read).await;
         let outcome = match &result {
             Ok(_) => Outcome::Ok,
             Err(BackendError::Status { .. }) => Outcome::Status,
@@ -404,7 +468,8 @@ impl Backend {
         &self,
         endpoint: Endpoint,
         req: http::Request<Full<Bytes>>,
-    ) -> Result<BytesMut, BackendError> {
+        read: Read,
+    ) -> Result<Answer, BackendError> {
         let was_open = self.breaker.is_open();
         let permit = self
             .breaker
@@ -424,7 +489,7 @@ impl Backend {
             self.gate.running(self.opts.concurrency),
         );
         let timeout = self.opts.timeout;
-        let result = match tokio::time::timeout(timeout, self.exchange(req)).await {
+        let result = match tokio::time::timeout(timeout, self.exchange(req, read)).await {
             Ok(r) => r,
             Err(_) => Err(BackendError::Timeout(timeout)),
         };
@@ -439,7 +504,11 @@ impl Backend {
         result
     }
 
-    async fn exchange(&self, req: http::Request<Full<Bytes>>) -> Result<BytesMut, BackendError> {
+    async fn exchange(
+        &self,
+        req: http::Request<Full<Bytes>>,
+        read: Read,
+    ) -> Result<Answer, BackendError> {
         let resp = self.client.request(req).await.map_err(|e| {
             let mut reason = error_chain(&e);
             if let Some(hint) = tls::certificate_hint(&e) {
@@ -462,6 +531,12 @@ impl Backend {
         if declared.is_some_and(|n| n > limit as u64) {
             return Err(BackendError::TooLarge { limit, declared });
         }
+        if read == Read::Lines && status.is_success() {
+            let declared = declared.and_then(|n| usize::try_from(n).ok());
+            return lines::read(resp.into_body(), limit, declared)
+                .await
+                .map(Answer::Lines);
+        }
         let bytes = http_body_util::Limited::new(resp.into_body(), limit)
             .collect()
             .await
@@ -482,9 +557,11 @@ impl Backend {
             return Err(BackendError::Status { status, body });
         }
         // Unique owner after `collect`, so this is normally a move, not a copy.
-        Ok(bytes
-            .try_into_mut()
-            .unwrap_or_else(|b| BytesMut::from(&b[..])))
+        Ok(Answer::Whole(
+            bytes
+                .try_into_mut()
+                .unwrap_or_else(|b| BytesMut::from(&b[..])),
+        ))
     }
 }
 

@@ -6,6 +6,7 @@ use bytes::BytesMut;
 
 use super::objects::{LineError, for_each_object};
 use super::rowset::RowSet;
+use super::segments::Segments;
 use super::{DecodeError, Decoder, Rows};
 
 /// A source of VictoriaLogs rows.
@@ -102,6 +103,9 @@ bytes_source!(BytesMut);
 pub enum Body {
     /// NDJSON as VictoriaLogs sent it; decoded in place.
     Ndjson(BytesMut),
+    /// NDJSON as VictoriaLogs streamed it, in line-aligned segments
+    /// ([`Segments`]); decoded in place.
+    Segments(Segments),
     /// Rows already decoded and merged by lokivl.
     Rows(RowSet),
 }
@@ -115,6 +119,12 @@ impl Default for Body {
 impl From<BytesMut> for Body {
     fn from(b: BytesMut) -> Self {
         Self::Ndjson(b)
+    }
+}
+
+impl From<Segments> for Body {
+    fn from(s: Segments) -> Self {
+        Self::Segments(s)
     }
 }
 
@@ -132,6 +142,7 @@ impl Source for Body {
     ) -> Result<(), DecodeError> {
         match self {
             Self::Ndjson(b) => b.rows_into(decoder, out),
+            Self::Segments(s) => s.rows_into(decoder, out),
             Self::Rows(r) => r.rows_into(decoder, out),
         }
     }
@@ -142,6 +153,7 @@ impl Source for Body {
     ) -> Result<(), Result<LineError, E>> {
         match self {
             Self::Ndjson(b) => b.for_each_fields(each),
+            Self::Segments(s) => s.for_each_fields(each),
             Self::Rows(r) => r.for_each_fields(each),
         }
     }
@@ -149,6 +161,7 @@ impl Source for Body {
     fn byte_len(&self) -> usize {
         match self {
             Self::Ndjson(b) => b.len(),
+            Self::Segments(s) => s.byte_len(),
             Self::Rows(r) => r.byte_len(),
         }
     }
@@ -156,6 +169,7 @@ impl Source for Body {
     fn row_count(&self) -> usize {
         match self {
             Self::Ndjson(b) => b[..].row_count(),
+            Self::Segments(s) => s.row_count(),
             Self::Rows(r) => r.row_count(),
         }
     }

@@ -40,7 +40,7 @@ impl Backend {
         req: &Request,
     ) -> Result<Body, BackendError> {
         if let Some(one) = ctx.single_tenant() {
-            return Ok(Body::Ndjson(self.send_one(one, req).await?));
+            return self.send_ndjson(one, req).await;
         }
         let tenant = multi(ctx)?;
         if req.endpoint != Endpoint::Query {

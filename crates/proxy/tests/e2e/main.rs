@@ -7,6 +7,7 @@ mod support;
 
 mod cluster;
 mod context_windows;
+mod derived_levels_cost;
 mod discovery;
 mod drilldown;
 mod golden_replay;
