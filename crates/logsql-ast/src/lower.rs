@@ -21,6 +21,7 @@
 pub(crate) mod discovery;
 mod label;
 mod line;
+mod needle;
 mod selector;
 
 use logql_parser::{

@@ -18,7 +18,7 @@
 //! default, through split and live windows and with the cache off; with
 //! `LOKIVL_RECORD_GOLDEN=1` they write
 //! `tests/golden/victorialogs-<release>/drilldown-walkthrough-<dataset>/`,
-//! which `walkthrough_replay_*` check without servers.
+//! which `walkthrough_replay_*` check without servers (or top up: `support::topup`).
 //!
 //! Each request names how it is compared ([`Mode`]). Where Loki's numbers
 //! are estimates or samples (index bytes, volume bytes, pattern tokens), only
@@ -34,9 +34,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::support::backend::{self, Golden, Tap, VictoriaLogs};
-use crate::support::client;
+use crate::support::backend::{self, Tap, VictoriaLogs};
 use crate::support::loki::Loki;
+use crate::support::{client, differential::VlGolden};
 
 const SEC: i64 = 1_000_000_000;
 /// Entries per stream, one every 10 s.
@@ -157,12 +157,6 @@ struct RecordedAnswer {
 struct LokiGolden {
     base_ns: i64,
     answers: BTreeMap<String, RecordedAnswer>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct VlGolden {
-    base_ns: i64,
-    exchanges: Golden,
 }
 
 fn golden_dir(release: &str) -> PathBuf {
@@ -459,7 +453,7 @@ fn write_golden<T: Serialize>(release: &str, name: &str, value: &T) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live() {
-    let Some((loki_bin, vl_bin)) = support::differential::servers() else {
+    let Some((loki_bin, vl_bin)) = support::topup::servers() else {
         return;
     };
     // Loki's pattern ingester only mines recent lines: the data spans the
@@ -514,7 +508,7 @@ async fn live() {
     for req in REQS {
         lokivl_answers.insert(req.id.to_owned(), ask(&lokivl, req, base_ns, END_S).await);
     }
-    if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
+    if support::topup::records_whole() {
         let release = backend::release_of(&vl_bin);
         std::fs::create_dir_all(golden_dir(&release)).expect("create golden dir");
         write_golden(
@@ -562,10 +556,11 @@ fn read_goldens(dir: &Path, release: &str, live_test: &str) -> (LokiGolden, VlGo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay() {
-    for release in backend::VL_RELEASES {
+    for release in support::topup::releases() {
         let (loki, vl) = read_goldens(&golden_dir(release), release, "live");
-        let tap = Tap::replaying(vl.exchanges).await;
-        let lokivl = start_lokivl(&tap.url).await;
+        let push = async |s: &VictoriaLogs| s.ingest(push_body(vl.base_ns)).await;
+        let source = support::topup::Source::open(release, vl.exchanges, push).await;
+        let lokivl = start_lokivl(&source.tap.url).await;
         let mut answers = BTreeMap::new();
         for req in REQS {
             answers.insert(
@@ -573,6 +568,8 @@ async fn replay() {
                 ask(&lokivl, req, loki.base_ns, END_S).await,
             );
         }
+        let file = golden_dir(release).join("victorialogs.json");
+        source.finish(&file, Some(vl.base_ns), true);
         println!("VictoriaLogs {release}:");
         judge(&loki.answers, &answers);
     }
@@ -674,7 +671,7 @@ fn walk_gaps(dataset: Dataset, release: &str) -> BTreeMap<String, String> {
 
 /// The walk-through live on `dataset` (see `walkthrough.rs`).
 async fn walkthrough_live(dataset: Dataset) {
-    let Some((loki_bin, vl_bin)) = support::differential::servers() else {
+    let Some((loki_bin, vl_bin)) = support::topup::servers() else {
         return;
     };
     // Recent data for the pattern ingester; the last entry (base + 10 min)
@@ -716,7 +713,7 @@ async fn walkthrough_live(dataset: Dataset) {
     }
     let tap = Tap::recording(&vl.url).await;
     let answers = ask_walk(&tap.url, base_ns, false).await;
-    if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
+    if support::topup::records_whole() {
         let release = backend::release_of(&vl_bin);
         let dir = walk_dir(&release, dataset);
         std::fs::create_dir_all(&dir).expect("create golden dir");
@@ -756,11 +753,14 @@ async fn walkthrough_live(dataset: Dataset) {
 /// The walk-through replayed from every release's goldens.
 async fn walkthrough_replay(dataset: Dataset) {
     let mut all = Vec::new();
-    for release in backend::VL_RELEASES {
+    for release in support::topup::releases() {
         let dir = walk_dir(release, dataset);
         let (loki, vl) = read_goldens(&dir, release, "walkthrough_live");
-        let tap = Tap::replaying(vl.exchanges).await;
-        let answers = ask_walk(&tap.url, loki.base_ns, true).await;
+        let push = async |s: &VictoriaLogs| dataset.push_victorialogs(vl.base_ns, s).await;
+        let source = support::topup::Source::open(release, vl.exchanges, push).await;
+        let answers = ask_walk(&source.tap.url, loki.base_ns, true).await;
+        // A top-up keeps the recorded `windows-5m` exchanges (see `ask_walk`).
+        source.finish(&dir.join("victorialogs.json"), Some(vl.base_ns), false);
         println!(
             "VictoriaLogs {release}, walk-through on dataset {}:",
             dataset.name()

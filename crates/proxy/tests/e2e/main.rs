@@ -14,6 +14,7 @@ mod line_levels;
 mod live_extents;
 mod metadata_discovery;
 mod metric_discovery;
+mod needle;
 mod push_passthrough;
 mod shared_cache;
 mod soak;

@@ -5,7 +5,9 @@
 //! endpoint with messages kept raw, and checks lokivl's answers value by
 //! value. With `LOKIVL_RECORD_GOLDEN=1` it rewrites the golden file of the
 //! binary's release (`tests/golden/victorialogs-<release>/e2e/`) that
-//! `golden_replay` serves in CI. Without a binary it skips with one line.
+//! `golden_replay` serves in CI (with `LOKIVL_RECORD_GOLDEN=missing` this
+//! test skips and `golden_replay` tops that file up instead). Without a
+//! binary it skips with one line.
 
 use crate::support;
 
@@ -13,6 +15,9 @@ use crate::support::backend::{self, Tap, VictoriaLogs};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_match_the_data_in_a_real_victorialogs() {
+    if support::topup::live_skips() {
+        return;
+    }
     let Some(bin) = backend::find_vl_binary() else {
         let _ = std::io::Write::write_fmt(
             &mut std::io::stderr(),
@@ -31,7 +36,7 @@ async fn answers_match_the_data_in_a_real_victorialogs() {
     // Record what VictoriaLogs answered even when a check fails: the golden
     // file holds VictoriaLogs' data, not lokivl's verdicts.
     let outcome = tokio::spawn(async move { support::checks::run_all(&lokivl).await }).await;
-    if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_some() {
+    if support::topup::records_whole() {
         let release = backend::release_of(&bin);
         backend::write_golden(&release, &tap.recorded());
         println!("recorded {}", backend::golden_path(&release).display());

@@ -8,7 +8,7 @@
 //! answer the same request with the same bytes on a machine without
 //! VictoriaLogs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
@@ -359,58 +359,69 @@ impl VictoriaLogs {
     }
 }
 
+/// What a top-up tap saw: the recorded keys it answered, and the
+/// exchanges it fetched from VictoriaLogs for keys the golden lacks.
+#[derive(Debug, Default)]
+pub struct TopUpLog {
+    pub used: BTreeSet<String>,
+    pub fresh: Golden,
+}
+
 #[derive(Clone)]
 struct Shared {
     upstream: Option<String>,
     exchanges: Arc<Mutex<Golden>>,
     requests: Arc<AtomicUsize>,
+    /// Set in top-up mode: `exchanges` holds the recorded golden, answered
+    /// first; a key it lacks is fetched from `upstream` and logged here.
+    topup: Option<Arc<Mutex<TopUpLog>>>,
 }
 
 async fn record_or_replay(
     State(shared): State<Shared>,
     method: Method,
     uri: Uri,
-    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     shared.requests.fetch_add(1, Ordering::Relaxed);
     let key = request_key(&uri, &body);
+    if let Some(log) = &shared.topup {
+        let recorded = shared
+            .exchanges
+            .lock()
+            .expect("top-up lock")
+            .get(&key)
+            .cloned();
+        if let Some(ex) = recorded {
+            log.lock().expect("top-up lock").used.insert(key);
+            return respond(&ex);
+        }
+        // A key fetched once is answered the same way the next time, as
+        // the replay of the written golden will.
+        let fetched = log.lock().expect("top-up lock").fresh.get(&key).cloned();
+        if let Some(ex) = fetched {
+            return respond(&ex);
+        }
+    }
     match &shared.upstream {
-        Some(upstream) => {
-            let url = format!("{upstream}{}", uri.path());
-            let params = key
-                .split_once(' ')
-                .map(|(_, p)| p)
-                .unwrap_or("")
-                .to_string();
-            let result = if method == Method::GET && params.is_empty() {
-                client::try_get(&url, &[]).await
-            } else {
-                client::try_post(
-                    &url,
-                    "application/x-www-form-urlencoded",
-                    params.into_bytes(),
-                )
-                .await
-            };
-            let _ = headers;
-            match result {
-                Ok(a) => {
-                    let ex = Exchange {
-                        status: a.status.as_u16(),
-                        content_type: a.content_type().to_owned(),
-                        body: a.body,
-                    };
-                    shared
+        Some(upstream) => match forward(upstream, &method, &uri, &key).await {
+            Ok(ex) => {
+                match &shared.topup {
+                    Some(log) => log
+                        .lock()
+                        .expect("top-up lock")
+                        .fresh
+                        .insert(key, ex.clone()),
+                    None => shared
                         .exchanges
                         .lock()
                         .expect("recorder lock")
-                        .insert(key, ex.clone());
-                    respond(&ex)
-                }
-                Err(e) => (StatusCode::BAD_GATEWAY, e).into_response(),
+                        .insert(key, ex.clone()),
+                };
+                respond(&ex)
             }
-        }
+            Err(e) => (StatusCode::BAD_GATEWAY, e).into_response(),
+        },
         None => {
             let found = shared
                 .exchanges
@@ -423,14 +434,46 @@ async fn record_or_replay(
                 None => (
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!(
-                        "no golden VictoriaLogs response for `{key}`; re-record the suite's goldens \
-                         with LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=1 (docs/testing.md)"
+                        "no golden VictoriaLogs response for `{key}`; top up the goldens of each \
+                         release with LOKIVL_VL_BIN=... LOKIVL_RECORD_GOLDEN=missing \
+                         (docs/testing.md)"
                     ),
                 )
                     .into_response(),
             }
         }
     }
+}
+
+/// Sends the request of `key` to VictoriaLogs at `upstream`: its form
+/// parameters as a form body (a bare GET stays a GET).
+async fn forward(
+    upstream: &str,
+    method: &Method,
+    uri: &Uri,
+    key: &str,
+) -> Result<Exchange, String> {
+    let url = format!("{upstream}{}", uri.path());
+    let params = key
+        .split_once(' ')
+        .map(|(_, p)| p)
+        .unwrap_or("")
+        .to_string();
+    let result = if method == Method::GET && params.is_empty() {
+        client::try_get(&url, &[]).await
+    } else {
+        client::try_post(
+            &url,
+            "application/x-www-form-urlencoded",
+            params.into_bytes(),
+        )
+        .await
+    };
+    result.map(|a| Exchange {
+        status: a.status.as_u16(),
+        content_type: a.content_type().to_owned(),
+        body: a.body,
+    })
 }
 
 fn respond(ex: &Exchange) -> Response {
@@ -443,33 +486,44 @@ fn respond(ex: &Exchange) -> Response {
         .into_response()
 }
 
-/// A loopback server in front of VictoriaLogs (recording) or of the golden file (replay).
+/// A loopback server in front of VictoriaLogs (recording), of the golden
+/// file (replay), or of both (top-up: recorded keys from the golden, the
+/// others from VictoriaLogs).
 pub struct Tap {
     pub url: String,
     exchanges: Arc<Mutex<Golden>>,
     requests: Arc<AtomicUsize>,
+    topup: Option<Arc<Mutex<TopUpLog>>>,
 }
 
 impl Tap {
     /// Records every exchange with `upstream`.
     pub async fn recording(upstream: &str) -> Tap {
-        Tap::serve(Some(upstream.to_string()), Golden::new()).await
+        Tap::serve(Some(upstream.to_string()), Golden::new(), false).await
     }
 
     /// Answers from the golden file.
     pub async fn replaying(golden: Golden) -> Tap {
-        Tap::serve(None, golden).await
+        Tap::serve(None, golden, false).await
     }
 
-    async fn serve(upstream: Option<String>, golden: Golden) -> Tap {
+    /// Answers the keys `golden` holds from it and fetches the others from
+    /// `upstream`; [`Tap::topped_up`] tells which were used and fetched.
+    pub async fn topping_up(golden: Golden, upstream: &str) -> Tap {
+        Tap::serve(Some(upstream.to_string()), golden, true).await
+    }
+
+    async fn serve(upstream: Option<String>, golden: Golden, topup: bool) -> Tap {
         let exchanges = Arc::new(Mutex::new(golden));
         let requests = Arc::new(AtomicUsize::new(0));
+        let topup = topup.then(|| Arc::new(Mutex::new(TopUpLog::default())));
         let app = axum::Router::new()
             .fallback(record_or_replay)
             .with_state(Shared {
                 upstream,
                 exchanges: exchanges.clone(),
                 requests: requests.clone(),
+                topup: topup.clone(),
             });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -482,6 +536,7 @@ impl Tap {
             url,
             exchanges,
             requests,
+            topup,
         }
     }
 
@@ -490,9 +545,19 @@ impl Tap {
         self.requests.load(Ordering::Relaxed)
     }
 
-    /// What was recorded so far.
+    /// What was recorded so far (the golden, for a replay or top-up tap).
     pub fn recorded(&self) -> Golden {
         self.exchanges.lock().expect("tap lock").clone()
+    }
+
+    /// A top-up tap's log so far: recorded keys answered, exchanges
+    /// fetched. `None` for the other taps.
+    pub fn topped_up(&self) -> Option<TopUpLog> {
+        let log = self.topup.as_ref()?.lock().expect("tap lock");
+        Some(TopUpLog {
+            used: log.used.clone(),
+            fresh: log.fresh.clone(),
+        })
     }
 }
 

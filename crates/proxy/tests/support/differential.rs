@@ -334,7 +334,7 @@ impl Suite {
         write_json(&self.vl_golden_path(release), vl);
     }
 
-    /// With `LOKIVL_RECORD_GOLDEN` set, writes Loki's answers and the
+    /// With `LOKIVL_RECORD_GOLDEN` set (not to `missing`), writes Loki's answers and the
     /// exchanges with the VictoriaLogs `vl_bin` to that release's
     /// directory; recorded even when comparisons fail, since the golden
     /// files hold the servers' data, not lokivl's verdicts.
@@ -345,7 +345,7 @@ impl Suite {
         answers: &BTreeMap<String, Compared>,
         exchanges: Golden,
     ) {
-        if std::env::var_os("LOKIVL_RECORD_GOLDEN").is_none() {
+        if !super::topup::records_whole() {
             return;
         }
         let release = super::backend::release_of(vl_bin);

@@ -16,7 +16,8 @@
 //! - [`loki`]: the real Loki launcher (`LOKIVL_LOKI_BIN`);
 //! - the datasets ([`dataset`], [`realistic`], [`otlp`]) and the
 //!   differential machinery ([`differential`], [`compare`], [`variants`],
-//!   [`suite_run`], [`checks`]).
+//!   [`suite_run`], [`checks`]); [`topup`] adds the exchanges a changed
+//!   translation needs to the goldens (`LOKIVL_RECORD_GOLDEN=missing`).
 #![allow(dead_code, unused_imports, unreachable_pub, missing_docs)]
 
 pub mod backend;
@@ -33,6 +34,7 @@ pub mod realistic;
 pub mod suite_run;
 pub mod tail;
 pub mod tls;
+pub mod topup;
 pub mod variants;
 
 pub use lokivl::{start_lokivl, start_lokivl_with};

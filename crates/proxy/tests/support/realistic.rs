@@ -58,24 +58,33 @@ impl Dataset {
     /// searchable in VictoriaLogs.
     pub async fn push(self, base_ns: i64, loki: &Loki, vl: &VictoriaLogs) {
         match self {
-            Dataset::Current => {
-                let body = dataset::push_body(&dataset::differential_entries(base_ns));
-                loki.push(body.clone()).await;
-                vl.ingest(body).await;
-            }
-            Dataset::StreamLabels => {
-                let body = dataset::push_body(&stream_label_entries(base_ns));
-                loki.push(body.clone()).await;
-                vl.ingest(body).await;
-            }
+            Dataset::Current | Dataset::StreamLabels => loki.push(self.loki_json(base_ns)).await,
             Dataset::Otel => {
                 let body = otlp::encode(&otel_resources(base_ns));
                 let status = loki
-                    .post_bytes("/otlp/v1/logs", "application/x-protobuf", body.clone())
+                    .post_bytes("/otlp/v1/logs", "application/x-protobuf", body)
                     .await;
                 assert!(status == 204 || status == 200, "Loki OTLP push: {status}");
-                vl.ingest_otlp(body).await;
             }
+        }
+        self.push_victorialogs(base_ns, vl).await;
+    }
+
+    /// The VictoriaLogs half of [`Dataset::push`] (a golden top-up pushes
+    /// only there).
+    pub async fn push_victorialogs(self, base_ns: i64, vl: &VictoriaLogs) {
+        match self {
+            Dataset::Current | Dataset::StreamLabels => vl.ingest(self.loki_json(base_ns)).await,
+            Dataset::Otel => vl.ingest_otlp(otlp::encode(&otel_resources(base_ns))).await,
+        }
+    }
+
+    /// The Loki push body of the JSON datasets (OTel's is protobuf).
+    fn loki_json(self, base_ns: i64) -> String {
+        match self {
+            Dataset::Current => dataset::push_body(&dataset::differential_entries(base_ns)),
+            Dataset::StreamLabels => dataset::push_body(&stream_label_entries(base_ns)),
+            Dataset::Otel => unreachable!("the OTel dataset is pushed as OTLP"),
         }
     }
 }

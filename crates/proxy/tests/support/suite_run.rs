@@ -5,11 +5,14 @@
 //! through its shipper's endpoint), ask Loki and lokivl every query, then
 //! every lokivl variant (split and live windows, cache off) and a refreshed
 //! metric query through cached windows; record the goldens when asked.
-//! Replay: the same against every recorded release without servers.
+//! Replay: the same against every recorded release without servers, or
+//! with `LOKIVL_RECORD_GOLDEN=missing` a top-up of one release's
+//! VictoriaLogs exchanges (see [`super::topup`]).
 
-use super::backend::{Tap, VL_RELEASES, VictoriaLogs};
+use super::backend::{Tap, VictoriaLogs};
 use super::differential::{self, Suite};
 use super::loki::Loki;
+use super::topup;
 use super::variants;
 
 /// A suite with the settings both servers run with.
@@ -24,7 +27,7 @@ pub struct Setup {
 
 /// The live run; skips with one line without both binaries.
 pub async fn live(setup: Setup) {
-    let Some((loki_bin, vl_bin)) = differential::servers() else {
+    let Some((loki_bin, vl_bin)) = topup::servers() else {
         return;
     };
     let suite = setup.suite;
@@ -61,7 +64,8 @@ pub async fn live(setup: Setup) {
     differential::enforce(&verdict);
 }
 
-/// The replay against every recorded VictoriaLogs release.
+/// The replay against every recorded VictoriaLogs release; in a top-up run
+/// against the binary's release only, topping up its exchanges.
 pub async fn replay(setup: Setup) {
     let suite = setup.suite;
     // Every release is judged before the test fails, so one run lists the
@@ -70,21 +74,19 @@ pub async fn replay(setup: Setup) {
         report: String::new(),
         failures: Vec::new(),
     };
-    for release in VL_RELEASES {
+    for release in topup::releases() {
         let (loki, vl) = suite.read_goldens(release);
-        let tap = Tap::replaying(vl.exchanges).await;
+        let push = async |s: &VictoriaLogs| suite.dataset.push_victorialogs(vl.base_ns, s).await;
+        let source = topup::Source::open(release, vl.exchanges, push).await;
+        let tap = &source.tap;
         let lokivl = super::start_lokivl_with(&tap.url, setup.lokivl).await;
         let queries = suite.queries();
         let answers = differential::ask_all(&lokivl, &queries, loki.base_ns).await;
         let windowed = variants::ask_all_on(&tap.url, &queries, loki.base_ns, setup.lokivl).await;
-        let refresh = variants::refresh_failures_on(
-            &tap,
-            &queries,
-            &loki.answers,
-            loki.base_ns,
-            setup.lokivl,
-        )
-        .await;
+        let refresh =
+            variants::refresh_failures_on(tap, &queries, &loki.answers, loki.base_ns, setup.lokivl)
+                .await;
+        source.finish(&suite.vl_golden_path(release), Some(vl.base_ns), true);
         let gaps = suite.known_gaps(release);
         println!("VictoriaLogs {release}, dataset {}:", suite.dataset.name());
         let mut verdict = differential::judge(&queries, &loki.answers, &answers, &gaps);
