@@ -16,6 +16,7 @@
 //! * [`drilldown`] computes Grafana Logs Drilldown's detected fields and
 //!   log patterns.
 //! * [`encode`] writes every Loki JSON answer shape.
+//! * [`tie`] orders entries with equal timestamps as Loki does at a limit.
 //! * [`page`] puts the log path together for one page of rows: decode,
 //!   discover, run the pipeline, keep the entries the answer is written from.
 //!
@@ -53,6 +54,7 @@ pub mod metric;
 pub mod ndjson;
 pub mod page;
 pub mod pipeline;
+pub mod tie;
 pub mod work;
 
 pub use error::Error;

@@ -15,6 +15,7 @@ use crate::encode::pipeline::{Entry, Processed};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows, Source};
 use crate::pipeline::Pipeline;
+use crate::tie::{TENANT_LABEL, order_key, stream_hash};
 use crate::work::Stop;
 
 /// What to fetch and how to answer.
@@ -56,22 +57,39 @@ pub fn eval_page(
         .map_err(|e| Error::Backend(e.to_string()))?;
     let n = rows.rows.len();
     processed.rows += n as u64;
-    let mut order: Vec<usize> = (0..n).collect();
-    match p.direction {
-        Direction::Forward => order.sort_by_key(|&i| rows.rows[i].time_ns),
-        Direction::Backward => order.sort_by_key(|&i| std::cmp::Reverse(rows.rows[i].time_ns)),
+    // One lookup per row: foldhash instead of SipHash (keys are VictoriaLogs'
+    // own `_stream` strings, not attacker-chosen map keys we must harden).
+    // Each stream's Loki labels, whether it was ingested as OTLP, and
+    // Loki's hash of its labels.
+    let mut index: HashMap<&str, u32, foldhash::fast::RandomState> = HashMap::default();
+    let mut streams: Vec<StreamOf> = Vec::new();
+    // The stream of each row, an index into `streams`.
+    let mut of_row: Vec<u32> = Vec::with_capacity(n);
+    for row in &rows.rows {
+        let id = match index.get(row.stream) {
+            Some(&id) => id,
+            None => {
+                let id = streams.len() as u32;
+                streams.push(stream_of(row.stream, pipeline)?);
+                index.insert(row.stream, id);
+                id
+            }
+        };
+        of_row.push(id);
     }
+    // Direction order; entries of one timestamp in Loki's order (stream
+    // hash, then as returned), so the limit keeps what Loki keeps.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| {
+        let s = &streams[of_row[i] as usize];
+        (
+            order_key(p.direction, rows.rows[i].time_ns, s.hash),
+            s.tenant(),
+        )
+    });
     let boundary = (n >= want)
         .then(|| order.last().map(|&i| rows.rows[i].time_ns))
         .flatten();
-    // One lookup per row: foldhash instead of SipHash (keys are VictoriaLogs'
-    // own `_stream` strings, not attacker-chosen map keys we must harden).
-    // Each stream's Loki labels, and whether it was ingested as OTLP.
-    let mut streams: HashMap<
-        &str,
-        crate::discovery::otel::StreamLabels,
-        foldhash::fast::RandomState,
-    > = HashMap::default();
     for (seen, &i) in order.iter().enumerate() {
         stop.every(seen)?;
         let row = &rows.rows[i];
@@ -79,23 +97,12 @@ pub fn eval_page(
             continue;
         }
         let fields = rows.fields_of(row);
-        let (stream, otlp) = match streams.get(row.stream) {
-            Some((s, o)) => (s, *o),
-            None => {
-                let pairs = parse_stream(row.stream).map_err(|e| Error::Backend(e.to_string()))?;
-                let mut v: Vec<(String, String)> = pairs
-                    .iter()
-                    .filter(|(k, _)| !k.is_empty())
-                    .map(|(k, v)| (sanitize_label_name(k).into_owned(), v.to_string()))
-                    .collect();
-                v.sort();
-                with_service_name(&mut v, pipeline.discovery());
-                let otlp =
-                    crate::discovery::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
-                let (s, o) = streams.entry(row.stream).or_insert((v, otlp));
-                (&*s, *o)
-            }
-        };
+        let StreamOf {
+            labels: stream,
+            otlp,
+            hash,
+        } = &streams[of_row[i] as usize];
+        let (otlp, hash) = (*otlp, *hash);
         processed.bytes += row.msg.len() as u64;
         let raw_stream = row.stream;
         let meta = fields
@@ -119,6 +126,7 @@ pub fn eval_page(
         );
         if kept {
             entries.push(Entry::capture(
+                hash,
                 row.time_ns,
                 pipeline.line(),
                 pipeline.labels(),
@@ -129,6 +137,39 @@ pub fn eval_page(
         }
     }
     Ok((n, boundary))
+}
+
+/// A stream's Loki labels (sorted, with the `service_name` discovery
+/// adds), whether it was ingested as OTLP, and Loki's hash of its labels.
+struct StreamOf {
+    labels: Vec<(String, String)>,
+    otlp: bool,
+    hash: u64,
+}
+
+impl StreamOf {
+    /// Its `__tenant_id__` (empty outside multi-tenant queries): the order
+    /// of entries with equal time and hash ([`crate::tie`]).
+    fn tenant(&self) -> &str {
+        self.labels
+            .iter()
+            .find(|(k, _)| k == TENANT_LABEL)
+            .map_or("", |(_, v)| v.as_str())
+    }
+}
+
+fn stream_of(raw: &str, pipeline: &Pipeline) -> Result<StreamOf, Error> {
+    let pairs = parse_stream(raw).map_err(|e| Error::Backend(e.to_string()))?;
+    let mut labels: Vec<(String, String)> = pairs
+        .iter()
+        .filter(|(k, _)| !k.is_empty())
+        .map(|(k, v)| (sanitize_label_name(k).into_owned(), v.to_string()))
+        .collect();
+    labels.sort();
+    with_service_name(&mut labels, pipeline.discovery());
+    let otlp = crate::discovery::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
+    let hash = stream_hash(labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    Ok(StreamOf { labels, otlp, hash })
 }
 
 /// Whether field `k` is VictoriaLogs' top-level copy of a stream label.

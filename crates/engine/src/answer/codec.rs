@@ -12,7 +12,7 @@ use super::log::{Category, EntryRec, LogAnswer, LogStats, Pair, Span, StreamRec}
 pub struct CodecError(&'static str);
 
 /// The format's first byte; another value is refused.
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 impl LogAnswer {
     /// The stored form.
@@ -21,7 +21,7 @@ impl LogAnswer {
             + self.warnings.iter().map(|w| w.len() + 8).sum::<usize>()
             + self.text.len()
             + self.pairs.len() * 33
-            + self.entries.len() * 40
+            + self.entries.len() * 48
             + self.streams.len() * 32;
         let mut b = BytesMut::with_capacity(size);
         b.put_u8(VERSION);
@@ -55,6 +55,7 @@ impl LogAnswer {
         put_len(&mut b, self.entries.len());
         for e in &self.entries {
             b.put_i64_le(e.ts);
+            b.put_u64_le(e.origin);
             put_span(&mut b, &e.line);
             put_span(&mut b, &e.labels);
         }
@@ -120,11 +121,17 @@ impl LogAnswer {
         let mut entries = Vec::with_capacity(n.min(1 << 16));
         for _ in 0..n {
             let ts = r.u64()?.cast_signed();
+            let origin = r.u64()?;
             let (line, labels) = (r.span()?, r.span()?);
             if !in_text(&line) || !within(&labels, pairs.len()) {
                 return Err(CodecError("entry out of range"));
             }
-            entries.push(EntryRec { ts, line, labels });
+            entries.push(EntryRec {
+                ts,
+                origin,
+                line,
+                labels,
+            });
         }
         let n = r.len()?;
         let mut streams = Vec::with_capacity(n.min(1 << 16));
@@ -224,7 +231,7 @@ mod tests {
         a.push_entry_label(Category::Metadata, "t", "]");
         a.begin_stream();
         a.push_stream_label("app", "a");
-        a.push_entry(20, "l2");
+        a.push_entry_of(0xfeed_beef_1234, 20, "l2");
         a
     }
 

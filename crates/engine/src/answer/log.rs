@@ -62,6 +62,9 @@ pub(crate) struct StreamRec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct EntryRec {
     pub(crate) ts: i64,
+    /// Loki's hash of the entry's base stream ([`crate::tie`]): which of
+    /// several entries with one timestamp a limit keeps.
+    pub(crate) origin: u64,
     pub(crate) line: Span,
     /// Its own labels: a range of `pairs`, sorted by name.
     pub(crate) labels: Span,
@@ -163,11 +166,20 @@ impl LogAnswer {
     }
 
     /// Adds an entry to the stream begun last; its own labels follow.
+    /// Its base stream is unknown (hash 0); see [`LogAnswer::push_entry_of`].
     pub fn push_entry(&mut self, ts: i64, line: &str) {
+        self.push_entry_of(0, ts, line);
+    }
+
+    /// [`LogAnswer::push_entry`] for an entry of the base stream with
+    /// Loki's hash `origin` ([`crate::tie::stream_hash`]), which decides
+    /// where a later limit cuts among entries of one timestamp.
+    pub fn push_entry_of(&mut self, origin: u64, ts: i64, line: &str) {
         let line = self.push_text(line);
         let p = self.pairs.len();
         self.entries.push(EntryRec {
             ts,
+            origin,
             line,
             labels: p..p,
         });
@@ -197,7 +209,7 @@ impl LogAnswer {
 
     /// Copies `entry` (from this or another answer) into the stream begun last.
     pub fn push_entry_from(&mut self, entry: &EntryRef<'_>) {
-        self.push_entry(entry.ts, entry.line());
+        self.push_entry_of(entry.origin(), entry.ts, entry.line());
         for (n, v, c) in entry.labels() {
             self.push_entry_label(c, n, v);
         }
@@ -271,6 +283,11 @@ pub struct EntryRef<'a> {
 }
 
 impl<'a> EntryRef<'a> {
+    /// Loki's hash of the entry's base stream (0 when unknown).
+    pub fn origin(&self) -> u64 {
+        self.rec.origin
+    }
+
     /// The log line.
     pub fn line(&self) -> &'a str {
         self.a.str(&self.rec.line)

@@ -20,11 +20,14 @@ pub struct Entry {
     pub line: String,
     /// Labels sorted by name, each with its category.
     pub labels: Vec<(String, String, Category)>,
+    /// Loki's hash of the base stream ([`crate::tie`]).
+    pub origin: u64,
 }
 
 impl Entry {
-    /// Captures a pipeline's result.
-    pub fn capture(ts: i64, line: &str, lbs: &LabelsBuilder) -> Self {
+    /// Captures a pipeline's result for an entry of the base stream with
+    /// Loki's hash `origin`.
+    pub fn capture(origin: u64, ts: i64, line: &str, lbs: &LabelsBuilder) -> Self {
         let mut labels = Vec::new();
         lbs.for_each(|n, v, c| labels.push((n.to_owned(), v.to_owned(), c)));
         labels.sort_by(|a, b| a.0.cmp(&b.0));
@@ -32,6 +35,7 @@ impl Entry {
             ts,
             line: line.to_owned(),
             labels,
+            origin,
         }
     }
 }
@@ -110,7 +114,7 @@ pub fn answer(
         }
         for (_, idx) in &items[i..j] {
             let e = &entries[*idx];
-            out.push_entry(e.ts, &e.line);
+            out.push_entry_of(e.origin, e.ts, &e.line);
             if categorize {
                 for (n, v, c) in &e.labels {
                     let c = match c {
@@ -146,6 +150,7 @@ mod tests {
                 .iter()
                 .map(|(a, b, c)| ((*a).into(), (*b).into(), *c))
                 .collect(),
+            origin: 0,
         }
     }
 

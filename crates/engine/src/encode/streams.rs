@@ -20,7 +20,9 @@
 //! * `limit` keeps the newest entries for `backward`, the oldest for
 //!   `forward`, counted over all streams. Streams are sorted by their
 //!   label-set string ([`crate::labels::write_label_string`]); entries inside a
-//!   stream follow `direction`. Equal timestamps keep VictoriaLogs' order.
+//!   stream follow `direction`. Among entries with equal timestamps the
+//!   limit keeps Loki's choice: by stream hash ([`crate::tie`]), then in
+//!   VictoriaLogs' order.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -33,6 +35,7 @@ use crate::answer::{Category, LogAnswer, LogStats, encode::write_streams};
 use crate::direction::Direction;
 pub use crate::ndjson::DecodeError;
 use crate::ndjson::{Decoder, Row, Rows, Source};
+use crate::tie::order_key;
 use labels::{StreamInfo, entry_labels, intern_key, merge_labels, parse_streams, write_label_key};
 use name::{Kind, Lbl};
 
@@ -58,6 +61,11 @@ pub struct StreamsSummary {
     pub streams: usize,
     /// Bytes of log lines written.
     pub bytes: usize,
+    /// The limit cut between two rows of this timestamp: the input may
+    /// lack other rows of it, and which of them Loki keeps depends on all
+    /// of them ([`crate::tie`]). `None` when the cut was clean or no row
+    /// was cut.
+    pub tied_cut: Option<i64>,
 }
 
 /// Decodes VictoriaLogs NDJSON (modified in place by simd-json) and writes the whole
@@ -105,11 +113,24 @@ pub fn decode_streams(
     opts: &StreamsOptions,
     discovery: &Discovery,
 ) -> Result<LogAnswer, DecodeError> {
+    decode_streams_summary(ndjson, opts, discovery).map(|(answer, _)| answer)
+}
+
+/// [`decode_streams`], with what was kept and whether the limit cut
+/// through one timestamp ([`StreamsSummary::tied_cut`]).
+///
+/// # Errors
+/// [`DecodeError`] on malformed NDJSON.
+pub fn decode_streams_summary(
+    ndjson: &mut (impl Source + ?Sized),
+    opts: &StreamsOptions,
+    discovery: &Discovery,
+) -> Result<(LogAnswer, StreamsSummary), DecodeError> {
     let mut answer = LogAnswer::new(opts.categorize);
-    with_encoder(ndjson.byte_len(), |enc| {
+    let summary = with_encoder(ndjson.byte_len(), |enc| {
         enc.decode_into(ndjson, opts, discovery, &mut answer)
     })?;
-    Ok(answer)
+    Ok((answer, summary))
 }
 
 /// Like [`encode_streams`], with `stats.summary.execTime` measured from
@@ -283,19 +304,24 @@ impl StreamsEncoder {
         let prefix = opts.parsed_prefix.filter(|p| !p.is_empty());
         let levels = discovery.log_levels;
 
-        // Direction order, then the limit.
+        // Direction order, then the limit; entries of one timestamp in
+        // Loki's order (stream hash, then as returned: see `crate::tie`).
         self.order.clear();
         self.order.extend(0..rows.rows.len() as u32);
         let all = &rows.rows;
-        match opts.direction {
-            Direction::Forward => self
-                .order
-                .sort_unstable_by_key(|&i| (all[i as usize].time_ns, i)),
-            Direction::Backward => {
-                self.order
-                    .sort_unstable_by_key(|&i| (std::cmp::Reverse(all[i as usize].time_ns), i));
+        let info = |i: u32| &infos[self.row_stream[i as usize] as usize];
+        let dir = opts.direction;
+        self.order.sort_unstable_by_key(|&i| {
+            let s = info(i);
+            (order_key(dir, all[i as usize].time_ns, s.hash), s.tenant, i)
+        });
+        let tied_cut = match (opts.limit.checked_sub(1), self.order.get(opts.limit)) {
+            (Some(last), Some(&next)) => {
+                let kept = all[self.order[last] as usize].time_ns;
+                (kept == all[next as usize].time_ns).then_some(kept)
             }
-        }
+            _ => None,
+        };
         self.order.truncate(opts.limit);
 
         // Group key per kept entry.
@@ -345,7 +371,10 @@ impl StreamsEncoder {
         self.order = rank_of;
 
         // Build.
-        let mut summary = StreamsSummary::default();
+        let mut summary = StreamsSummary {
+            tied_cut,
+            ..StreamsSummary::default()
+        };
         answer.clear(opts.categorize);
         answer.reserve(ndjson_estimate(rows), self.items.len());
         let mut i = 0;
@@ -379,7 +408,8 @@ impl StreamsEncoder {
             }
             for item in &self.items[i..j] {
                 let row = &all[item.row as usize];
-                answer.push_entry(row.time_ns, row.msg);
+                let origin = infos[self.row_stream[item.row as usize] as usize].hash;
+                answer.push_entry_of(origin, row.time_ns, row.msg);
                 if opts.categorize {
                     let info = &infos[self.row_stream[item.row as usize] as usize];
                     entry_labels(info, row, rows.fields_of(row), prefix, levels, &mut labels);

@@ -8,7 +8,7 @@ use logql_parser::{Expr, LogExpr};
 use logsql_ast::LogPlan;
 
 use super::{AppState, json_response};
-use crate::backend::{Backend, Request, Take};
+use crate::backend::Backend;
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::params::{self, Form, RangeParams, timestamp::now_ns};
@@ -17,7 +17,6 @@ use crate::window::{Window, WindowBody, WindowContext, WindowQuery};
 use crate::work::{RowBudget, Work, cpu};
 use engine::answer::LogAnswer;
 use engine::answer::encode::write_streams;
-use engine::direction::Direction;
 use engine::encode::streams::{StreamsOptions, decode_streams};
 use engine::ndjson::Source;
 
@@ -203,18 +202,7 @@ async fn fetch_range(
         });
     }
     let opts = streams_options(p, plan, categorize);
-    let take = match p.direction {
-        Direction::Backward => Take::Newest(p.limit as usize),
-        Direction::Forward => Take::Oldest(p.limit as usize),
-    };
-    // Loki's log range is [start, end); VictoriaLogs' is [start, end].
-    let req = Request::query(plan.query.clone(), start, end - 1).take(take);
-    let mut body = backend.send_rows(ctx, &req).await?;
-    let discovery = plan.discovery.clone();
-    let answer = cpu::run(work.deadline, body.byte_len(), move |_| {
-        decode(&mut body, &opts, &discovery)
-    })
-    .await?;
+    let answer = crate::query::direct::fetch(backend, ctx, plan, opts, (start, end), work).await?;
     Ok(WindowBody {
         answer,
         cacheable: true,

@@ -12,27 +12,32 @@ use std::collections::BTreeMap;
 use engine::answer::LogAnswer;
 use engine::direction::Direction;
 use engine::labels::write_label_string;
+use engine::tie::{TENANT_LABEL, order_key};
 
 /// How many entries of `w` to keep from each stream so that exactly `want`
 /// entries are kept, the first ones in direction order.
 ///
 /// Within a stream entries are already in direction order, so the kept ones
-/// are a prefix of it. Entries with equal timestamps in different streams
-/// keep the label-string order of their streams.
+/// are a prefix of it. Entries with equal timestamps are kept in Loki's
+/// order (their base stream's hash, [`engine::tie`]), as the window's own
+/// fetch and an unsplit query keep them; entries of one base stream in
+/// different streams then keep the label-string order of their streams.
 pub fn take_first(w: &LogAnswer, want: usize, direction: Direction) -> Vec<usize> {
     if w.len() <= want {
         return w.streams().map(|s| s.len()).collect();
     }
-    let mut all: Vec<(i64, usize)> = Vec::with_capacity(w.len());
+    let mut all: Vec<(i64, u64, &str, usize)> = Vec::with_capacity(w.len());
     for (si, s) in w.streams().enumerate() {
-        all.extend(s.entries().map(|e| (e.ts, si)));
+        let tenant = s
+            .labels()
+            .find(|&(n, _)| n == TENANT_LABEL)
+            .map_or("", |(_, v)| v);
+        all.extend(s.entries().map(|e| (e.ts, e.origin(), tenant, si)));
     }
-    match direction {
-        Direction::Forward => all.sort_by_key(|&(ts, _)| ts),
-        Direction::Backward => all.sort_by_key(|&(ts, _)| std::cmp::Reverse(ts)),
-    }
+    // Stable: within a stream, and for equal keys, the order stays.
+    all.sort_by_key(|&(ts, origin, tenant, _)| (order_key(direction, ts, origin), tenant));
     let mut keep = vec![0; w.streams().len()];
-    for &(_, si) in all.iter().take(want) {
+    for &(_, _, _, si) in all.iter().take(want) {
         keep[si] += 1;
     }
     keep
@@ -170,6 +175,29 @@ mod tests {
         assert_eq!(
             result(&m),
             vec![("a".into(), vec![3]), ("b".into(), vec![4, 2])]
+        );
+    }
+
+    /// Entries of one timestamp are cut in their base streams' hash order,
+    /// not in label order: a merge keeps what the window's fetch (and an
+    /// unsplit query) keeps.
+    #[test]
+    fn a_cut_among_equal_timestamps_follows_the_stream_hash() {
+        let mut w = LogAnswer::new(false);
+        for (app, origin) in [("a", 30u64), ("b", 10), ("c", 20)] {
+            w.begin_stream();
+            w.push_stream_label("app", app);
+            w.push_entry_of(origin, 7, app);
+        }
+        for direction in [Direction::Backward, Direction::Forward] {
+            assert_eq!(take_first(&w, 1, direction), vec![0, 1, 0]);
+            assert_eq!(take_first(&w, 2, direction), vec![0, 1, 1]);
+        }
+        let newer = window(&[("z", &[9])]);
+        let m = merge(&[newer, w], 2, Direction::Backward, false);
+        assert_eq!(
+            result(&m),
+            vec![("b".into(), vec![7]), ("z".into(), vec![9])]
         );
     }
 }

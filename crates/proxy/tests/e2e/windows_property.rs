@@ -181,18 +181,6 @@ const LOG_QUERIES: [&str; 5] = [
     r#"{namespace="dev"} | json | line_format "{{.level}} {{.latency}}""#,
 ];
 
-/// The log queries of the near-now cases: not the `line_format` one, whose
-/// backward answers with a small `limit` near now differ between split and
-/// unsplit lokivls after many cases, with extents and the cut switched off
-/// as well (an open issue, seed 0x5EED_0001 + 270 with
-/// `LOKIVL_WINDOWS_CASES=300`).
-const NEAR_NOW_LOG_QUERIES: [&str; 4] = [
-    LOG_QUERIES[0],
-    LOG_QUERIES[1],
-    LOG_QUERIES[2],
-    LOG_QUERIES[3],
-];
-
 fn case(seed: u64) -> Case {
     let mut rng = Rng(seed);
     let split = rng.below(INTERVALS_S.len() as u64) as usize;
@@ -225,7 +213,7 @@ fn near_now_case(seed: u64, now: i64) -> (Case, i64) {
     let len_s = *rng.pick(&[300, 600, 1234, 1800, 3600, 5400, 7200, 10800]) as i64;
     let start = end - len_s * SEC - rng.below(SEC as u64) as i64;
     let later = (1 + rng.below(90) as i64) * SEC;
-    let c = with_query(&mut rng, start, end, split, &NEAR_NOW_LOG_QUERIES);
+    let c = with_query(&mut rng, start, end, split, &LOG_QUERIES);
     (c, later)
 }
 

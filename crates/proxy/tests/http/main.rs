@@ -25,6 +25,7 @@ mod tail;
 mod tenant_fanout;
 mod tenant_narrowing;
 mod tenants;
+mod ties;
 mod volume_rows;
 mod window_cancel;
 mod windows;

@@ -51,6 +51,18 @@ pub(super) fn parse_streams<'a>(
     Ok(parsed)
 }
 
+/// Loki's stream hash of `labels` (sorted, Loki names); once per stream.
+fn hash_of(labels: &[Lbl<'_>]) -> u64 {
+    let mut h = crate::tie::StreamHasher::new();
+    let mut name = Vec::new();
+    for l in labels {
+        name.clear();
+        l.name.write(&mut name);
+        h.label(&name, l.value.as_bytes());
+    }
+    h.finish()
+}
+
 /// A distinct stream: its labels in Loki form and its key.
 #[derive(Debug)]
 pub(super) struct StreamInfo<'s> {
@@ -69,6 +81,11 @@ pub(super) struct StreamInfo<'s> {
     /// The stream was ingested as OTLP: severity metadata is translated
     /// ([`crate::discovery::otel`]).
     pub(super) otlp: bool,
+    /// Loki's hash of the stream's labels ([`crate::tie`]).
+    pub(super) hash: u64,
+    /// Its `__tenant_id__` (multi-tenant queries; empty otherwise), which
+    /// orders entries of equal time and hash.
+    pub(super) tenant: &'s str,
 }
 
 impl<'s> StreamInfo<'s> {
@@ -94,6 +111,11 @@ impl<'s> StreamInfo<'s> {
         let (level, stores_level) = discovered::stream_level(&labels);
         let start = keys.len();
         write_label_key(keys, &labels);
+        let hash = hash_of(&labels);
+        let tenant = labels
+            .iter()
+            .find(|l| l.name.is(crate::tie::TENANT_LABEL))
+            .map_or("", |l| l.value);
         Self {
             pairs,
             labels,
@@ -102,6 +124,8 @@ impl<'s> StreamInfo<'s> {
             level,
             stores_level,
             otlp: crate::discovery::otel::is_otlp_stream(pairs.iter().map(|(n, _)| n.as_ref())),
+            hash,
+            tenant,
         }
     }
 

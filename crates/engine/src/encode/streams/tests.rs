@@ -93,7 +93,8 @@ fn without_categorize_metadata_splits_streams_into_two_tuples() {
         StreamsSummary {
             entries: 3,
             streams: 2,
-            bytes: 11
+            bytes: 11,
+            tied_cut: None,
         }
     );
     assert_eq!(v["data"]["stats"]["summary"]["totalEntriesReturned"], 3);
@@ -387,4 +388,56 @@ fn output_matches_serde_json_reference_for_many_rows() {
         total += values.len();
     }
     assert_eq!(total, 150);
+}
+
+/// Five streams with one entry each at one timestamp, in the order
+/// VictoriaLogs might return them.
+fn tied_rows() -> String {
+    ["edge", "api", "batch", "db", "cron"]
+        .iter()
+        .enumerate()
+        .map(|(i, app)| {
+            let shard = 4 + ["api", "batch", "cron", "db", "edge"]
+                .iter()
+                .position(|a| a == app)
+                .unwrap_or(0);
+            let stream = format!(r#"{{app="{app}",namespace="dev",shard="{shard}"}}"#);
+            line(T3, &stream, &format!("line {i}"), &[])
+        })
+        .collect()
+}
+
+fn apps(v: &serde_json::Value) -> Vec<String> {
+    v["data"]["result"]
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .map(|s| s["stream"]["app"].as_str().unwrap_or("").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Loki 3.7.8 kept `cron`, `db`, `api` of these streams at `limit=3`, in
+/// both directions (the order of their stream hashes, `crate::tie`),
+/// whatever order the rows came in.
+#[test]
+fn a_limit_among_equal_timestamps_keeps_what_loki_keeps() {
+    for direction in [Direction::Backward, Direction::Forward] {
+        for categorize in [false, true] {
+            let (_, summary, v) = run(&tied_rows(), &opts(direction, 3, categorize, None));
+            assert_eq!(summary.entries, 3);
+            assert_eq!(summary.tied_cut, Some(1_724_325_600_000_000_003));
+            // Streams are written in label order.
+            assert_eq!(apps(&v), ["api", "cron", "db"], "{direction:?}");
+            let (_, _, one) = run(&tied_rows(), &opts(direction, 1, categorize, None));
+            assert_eq!(apps(&one), ["cron"]);
+            // Nothing cut, or a cut between two timestamps: no tie to resolve.
+            let (_, all, _) = run(&tied_rows(), &opts(direction, 5, categorize, None));
+            assert_eq!(all.tied_cut, None);
+            let two = tied_rows() + &line(T4, r#"{app="new"}"#, "new", &[]);
+            let (_, newest, _) = run(&two, &opts(Direction::Backward, 1, categorize, None));
+            assert_eq!(newest.tied_cut, None);
+        }
+    }
 }

@@ -1,0 +1,77 @@
+//! Log queries VictoriaLogs answers whole (no pipeline stage in the proxy):
+//! the newest (or oldest) `limit` entries of a range, exactly as Loki
+//! keeps them.
+//!
+//! VictoriaLogs' `limit` keeps an arbitrary subset of the rows that share
+//! the timestamp where it cuts, while Loki keeps those of the streams with
+//! the smallest hashes ([`engine::tie`]). So the first call asks for one
+//! row more than the limit: when that row has the timestamp of the last
+//! kept one, the cut went through a timestamp and a second call reads the
+//! range up to and including it whole (bounded by the request's row
+//! budget), from which the engine keeps Loki's choice. Otherwise, the
+//! usual case, the extra row is dropped and nothing more is asked.
+
+use http::StatusCode;
+use logsql_ast::LogPlan;
+
+use crate::backend::{Backend, Request, Take};
+use crate::context::RequestContext;
+use crate::error::ApiError;
+use crate::work::{Work, cpu};
+use engine::answer::LogAnswer;
+use engine::direction::Direction;
+use engine::encode::streams::{StreamsOptions, StreamsSummary, decode_streams_summary};
+use engine::ndjson::Source;
+
+/// The answer of `plan` over Loki's `[start, end)` (non-empty) for
+/// `opts.limit` entries in `opts.direction`.
+///
+/// # Errors
+/// Backend failures; a malformed answer is a 502.
+pub async fn fetch(
+    backend: &Backend,
+    ctx: &RequestContext,
+    plan: &LogPlan,
+    opts: StreamsOptions,
+    (start, end): (i64, i64),
+    work: &Work,
+) -> Result<LogAnswer, ApiError> {
+    let direction = opts.direction;
+    let take = |n: usize| match direction {
+        Direction::Backward => Take::Newest(n),
+        Direction::Forward => Take::Oldest(n),
+    };
+    // Loki's log range is [start, end); VictoriaLogs' is [start, end].
+    let last = end - 1;
+    let req = Request::query(plan.query.clone(), start, last).take(take(opts.limit + 1));
+    let (answer, summary) = decode(backend.send_rows(ctx, &req).await?, &opts, plan, work).await?;
+    let Some(t) = summary.tied_cut else {
+        return Ok(answer);
+    };
+    // Every row from the range's near end through `t`: the kept rows
+    // before `t` (fewer than the limit) and all of `t`'s.
+    let (lo, hi) = match direction {
+        Direction::Backward => (t, last),
+        Direction::Forward => (start, t),
+    };
+    let whole = work.budgets.rows.max().max(opts.limit + 1);
+    let req = Request::query(plan.query.clone(), lo, hi).take(take(whole));
+    let (answer, _) = decode(backend.send_rows(ctx, &req).await?, &opts, plan, work).await?;
+    Ok(answer)
+}
+
+async fn decode(
+    mut body: impl Source + Send + 'static,
+    opts: &StreamsOptions,
+    plan: &LogPlan,
+    work: &Work,
+) -> Result<(LogAnswer, StreamsSummary), ApiError> {
+    let (opts, discovery) = (opts.clone(), plan.discovery.clone());
+    cpu::run(work.deadline, body.byte_len(), move |_| {
+        decode_streams_summary(&mut body, &opts, &discovery).map_err(|e| ApiError::BackendFailed {
+            status: StatusCode::BAD_GATEWAY,
+            message: e.to_string(),
+        })
+    })
+    .await
+}
