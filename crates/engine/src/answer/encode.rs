@@ -56,8 +56,8 @@ pub fn write_streams(answer: &LogAnswer, started: Instant, out: &mut Vec<u8>) {
                 write_categories(
                     out,
                     [
-                        ("structuredMetadata", Category::Metadata),
-                        ("parsed", Category::Parsed),
+                        (STRUCTURED_METADATA, Category::Metadata),
+                        (PARSED, Category::Parsed),
                     ],
                     |c| entry.labels_of(c),
                     e,
@@ -101,11 +101,17 @@ pub(crate) fn write_object<'a>(
     out.push(b'}');
 }
 
-/// Writes an entry's label maps under `keys`, in that order, leaving out
-/// the empty ones.
+/// The key of an entry's structured metadata, quoted, with its colon.
+pub(crate) const STRUCTURED_METADATA: &[u8] = b"\"structuredMetadata\":";
+/// The key of an entry's parsed labels, quoted, with its colon.
+pub(crate) const PARSED: &[u8] = b"\"parsed\":";
+
+/// Writes an entry's label maps under `keys` (written as they are: quoted
+/// JSON with the colon, [`STRUCTURED_METADATA`] and [`PARSED`]), in that
+/// order, leaving out the empty ones.
 pub(crate) fn write_categories<'a, I>(
     out: &mut Vec<u8>,
-    keys: [(&str, Category); 2],
+    keys: [(&[u8], Category); 2],
     labels: impl Fn(Category) -> I,
     e: Escape,
 ) where
@@ -122,8 +128,7 @@ pub(crate) fn write_categories<'a, I>(
             out.push(b',');
         }
         wrote = true;
-        write_str_as(out, key, e);
-        out.push(b':');
+        out.extend_from_slice(key);
         write_object(out, it, e);
     }
     out.push(b'}');

@@ -51,6 +51,22 @@ pub(crate) struct Pair {
     pub(crate) category: Category,
 }
 
+/// A label name already in an answer's text, for later labels of the same
+/// answer to share instead of writing it again (names repeat on every
+/// entry). Made by [`LogAnswer::push_name`]; valid until the answer is
+/// cleared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NameRef {
+    start: usize,
+    end: usize,
+}
+
+/// The labels of an entry of an answer, for a later entry with the same
+/// labels to share ([`LogAnswer::share_entry_labels`]). Valid until the
+/// answer is cleared.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct LabelsRef(Span);
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StreamRec {
     /// Its labels: a range of `pairs`.
@@ -204,6 +220,56 @@ impl LogAnswer {
         self.pairs.push(pair);
         if let Some(e) = self.entries.last_mut() {
             e.labels.end = self.pairs.len();
+        }
+    }
+
+    /// Writes a label name into the text once, for any number of labels of
+    /// this answer to share ([`LogAnswer::push_entry_label_named`]).
+    pub(crate) fn push_name(&mut self, name: impl FnOnce(&mut String)) -> NameRef {
+        let start = self.text.len();
+        name(&mut self.text);
+        NameRef {
+            start,
+            end: self.text.len(),
+        }
+    }
+
+    /// [`LogAnswer::push_entry_label`] with a name written before by
+    /// [`LogAnswer::push_name`] (since the last [`LogAnswer::clear`]).
+    pub(crate) fn push_entry_label_named(
+        &mut self,
+        category: Category,
+        name: NameRef,
+        value: &str,
+    ) {
+        debug_assert!(name.end <= self.text.len(), "a NameRef of another answer");
+        let value = self.push_text(value);
+        self.pairs.push(Pair {
+            name: name.start..name.end,
+            value,
+            category,
+        });
+        if let Some(e) = self.entries.last_mut() {
+            e.labels.end = self.pairs.len();
+        }
+    }
+
+    /// The labels of the entry added last.
+    pub(crate) fn entry_labels_ref(&self) -> LabelsRef {
+        LabelsRef(self.entries.last().map_or(0..0, |e| e.labels.clone()))
+    }
+
+    /// Gives the entry added last (which has no labels yet, and gets none
+    /// after) the labels of an earlier entry: the same names and values,
+    /// and nothing written.
+    pub(crate) fn share_entry_labels(&mut self, labels: &LabelsRef) {
+        debug_assert!(
+            labels.0.end <= self.pairs.len(),
+            "a LabelsRef of another answer"
+        );
+        if let Some(e) = self.entries.last_mut() {
+            debug_assert!(e.labels.is_empty(), "the entry has labels of its own");
+            e.labels = labels.0.clone();
         }
     }
 

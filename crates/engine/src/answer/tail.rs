@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::encode::{write_categories, write_object};
+use super::encode::{PARSED, STRUCTURED_METADATA, write_categories, write_object};
 use super::log::{Category, LogAnswer};
 use crate::encode::json::{Escape, write_i64_str, write_str_as};
 
@@ -86,8 +86,8 @@ where
             write_categories(
                 &mut out,
                 [
-                    ("parsed", Category::Parsed),
-                    ("structuredMetadata", Category::Metadata),
+                    (PARSED, Category::Parsed),
+                    (STRUCTURED_METADATA, Category::Metadata),
                 ],
                 |c| {
                     entry

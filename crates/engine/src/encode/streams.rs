@@ -31,13 +31,14 @@ use std::time::Instant;
 
 use logsql_ast::Discovery;
 
-use crate::answer::{Category, LogAnswer, LogStats, encode::write_streams};
+use crate::answer::{LogAnswer, LogStats, encode::write_streams};
 use crate::direction::Direction;
 pub use crate::ndjson::DecodeError;
 use crate::ndjson::{Decoder, Row, Rows, Source};
 use crate::tie::order_key;
+use entry_names::EntryNames;
 use labels::{StreamInfo, entry_labels, intern_key, merge_labels, parse_streams, write_label_key};
-use name::{Kind, Lbl};
+use name::Lbl;
 
 /// How to build a streams answer.
 #[derive(Debug, Clone)]
@@ -171,6 +172,7 @@ fn with_encoder<R>(input_len: usize, f: impl FnOnce(&mut StreamsEncoder) -> R) -
 }
 
 mod discovered;
+mod entry_names;
 mod labels;
 mod name;
 
@@ -375,6 +377,7 @@ impl StreamsEncoder {
             tied_cut,
             ..StreamsSummary::default()
         };
+        let mut entry_names = EntryNames::new();
         answer.clear(opts.categorize);
         answer.reserve(ndjson_estimate(rows), self.items.len());
         let mut i = 0;
@@ -413,14 +416,7 @@ impl StreamsEncoder {
                 if opts.categorize {
                     let info = &infos[self.row_stream[item.row as usize] as usize];
                     entry_labels(info, row, rows.fields_of(row), prefix, levels, &mut labels);
-                    for l in &labels {
-                        let c = match l.kind {
-                            Kind::Metadata => Category::Metadata,
-                            Kind::Parsed => Category::Parsed,
-                            Kind::Stream => continue,
-                        };
-                        answer.push_entry_label_with(c, |t| l.name.push_to(t), l.value);
-                    }
+                    entry_names.push_labels(answer, &labels);
                 }
                 summary.entries += 1;
                 summary.bytes += row.msg.len();

@@ -58,7 +58,7 @@ pub(super) fn add_detected_level<'s>(
     let at = out.partition_point(|l| l.name.cmp(&name) == Ordering::Less);
     match out.get_mut(at) {
         // A stored one (normalized); a parsed label of that name stays.
-        Some(l) if l.name.cmp(&name) == Ordering::Equal => {
+        Some(l) if l.name.same(&name) => {
             if l.kind == Kind::Metadata {
                 l.value = level;
             }

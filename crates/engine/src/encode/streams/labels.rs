@@ -134,9 +134,7 @@ impl<'s> StreamInfo<'s> {
     }
 
     pub(super) fn has_name(&self, name: &Name<'_>) -> bool {
-        self.labels
-            .iter()
-            .any(|l| l.name.cmp(name) == Ordering::Equal)
+        self.labels.iter().any(|l| l.name.same(name))
     }
 }
 
@@ -176,7 +174,7 @@ pub(super) fn intern_key(
 pub(super) fn dedup_last(v: &mut Vec<Lbl<'_>>) {
     let mut w = 0;
     for r in 0..v.len() {
-        if w > 0 && v[w - 1].name.cmp(&v[r].name) == Ordering::Equal {
+        if w > 0 && v[w - 1].name.same(&v[r].name) {
             v[w - 1] = v[r];
         } else {
             v[w] = v[r];
@@ -255,7 +253,7 @@ pub(super) fn row_labels<'s>(
     // Parsed beats metadata; within a kind the last one wins.
     let mut w = 0;
     for r in 0..out.len() {
-        if w > 0 && out[w - 1].name.cmp(&out[r].name) == Ordering::Equal {
+        if w > 0 && out[w - 1].name.same(&out[r].name) {
             if !(out[w - 1].kind == Kind::Parsed && out[r].kind == Kind::Metadata) {
                 out[w - 1] = out[r];
             }
