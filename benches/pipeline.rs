@@ -61,7 +61,7 @@ fn bench(c: &mut Criterion) {
             let mut out = Vec::with_capacity(LINES);
             for (i, l) in input.iter().enumerate() {
                 if p.process(i as i64, l, stream, meta) {
-                    out.push(Entry::capture(i as i64, p.line(), p.labels()));
+                    out.push(Entry::capture(0, i as i64, p.line(), p.labels()));
                 }
             }
             black_box(out)
