@@ -11,15 +11,17 @@
 //! calls, through [`Decoder`]), and the extra fields of all rows share one
 //! flat vector.
 
+pub mod body;
 pub mod objects;
 pub mod rowset;
 pub mod segments;
 pub mod source;
 pub mod stats_rows;
 
+pub use body::Body;
 pub use rowset::RowSet;
 pub use segments::{SegmentWriter, Segments};
-pub use source::{Body, Source};
+pub use source::Source;
 
 use std::ops::Range;
 
