@@ -82,10 +82,7 @@ pub fn eval_page(
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| {
         let s = &streams[of_row[i] as usize];
-        (
-            order_key(p.direction, rows.rows[i].time_ns, s.hash),
-            s.tenant(),
-        )
+        order_key(p.direction, rows.rows[i].time_ns, s.hash, &s.tenant)
     });
     let boundary = (n >= want)
         .then(|| order.last().map(|&i| rows.rows[i].time_ns))
@@ -101,6 +98,7 @@ pub fn eval_page(
             labels: stream,
             otlp,
             hash,
+            ..
         } = &streams[of_row[i] as usize];
         let (otlp, hash) = (*otlp, *hash);
         processed.bytes += row.msg.len() as u64;
@@ -145,17 +143,9 @@ struct StreamOf {
     labels: Vec<(String, String)>,
     otlp: bool,
     hash: u64,
-}
-
-impl StreamOf {
     /// Its `__tenant_id__` (empty outside multi-tenant queries): the order
     /// of entries with equal time and hash ([`crate::tie`]).
-    fn tenant(&self) -> &str {
-        self.labels
-            .iter()
-            .find(|(k, _)| k == TENANT_LABEL)
-            .map_or("", |(_, v)| v.as_str())
-    }
+    tenant: String,
 }
 
 fn stream_of(raw: &str, pipeline: &Pipeline) -> Result<StreamOf, Error> {
@@ -169,7 +159,17 @@ fn stream_of(raw: &str, pipeline: &Pipeline) -> Result<StreamOf, Error> {
     with_service_name(&mut labels, pipeline.discovery());
     let otlp = crate::discovery::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
     let hash = stream_hash(labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    Ok(StreamOf { labels, otlp, hash })
+    let tenant = labels
+        .iter()
+        .find(|(k, _)| k == TENANT_LABEL)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    Ok(StreamOf {
+        labels,
+        otlp,
+        hash,
+        tenant,
+    })
 }
 
 /// Whether field `k` is VictoriaLogs' top-level copy of a stream label.

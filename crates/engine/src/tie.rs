@@ -23,7 +23,7 @@
 //! labels but not to the hash (`TenantEntryIterator` in
 //! `pkg/querier/multi_tenant_querier.go`), and equal hashes then order by
 //! label string, which for one stream of several tenants is the tenant id:
-//! [`stream_hash`] skips that label and callers break the tie with
+//! [`stream_hash`] skips that label and [`order_key`] breaks the tie with
 //! [`TENANT_LABEL`]'s value.
 //!
 //! ```
@@ -33,10 +33,10 @@
 //! let api = stream_hash([("app", "api"), ("namespace", "dev"), ("shard", "4")]);
 //! let cron = stream_hash([("app", "cron"), ("namespace", "dev"), ("shard", "6")]);
 //! // Same timestamp: the smaller hash comes first, whatever the direction.
-//! assert!(order_key(Direction::Backward, 7, cron) < order_key(Direction::Backward, 7, api));
-//! assert!(order_key(Direction::Forward, 7, cron) < order_key(Direction::Forward, 7, api));
+//! assert!(order_key(Direction::Backward, 7, cron, "") < order_key(Direction::Backward, 7, api, ""));
+//! assert!(order_key(Direction::Forward, 7, cron, "") < order_key(Direction::Forward, 7, api, ""));
 //! // Otherwise time decides.
-//! assert!(order_key(Direction::Backward, 8, api) < order_key(Direction::Backward, 7, cron));
+//! assert!(order_key(Direction::Backward, 8, api, "") < order_key(Direction::Backward, 7, cron, ""));
 //! ```
 
 use std::cmp::Reverse;
@@ -91,14 +91,20 @@ impl Default for StreamHasher {
 }
 
 /// A key whose ascending order is Loki's merge order of entries: time in
-/// `direction`, then the stream hash. Sorting by it (stably, or with the
-/// row index last) and cutting at `limit` keeps what Loki keeps.
-pub fn order_key(direction: Direction, ts: i64, stream_hash: u64) -> (Reverse<i64>, u64) {
+/// `direction`, then the stream hash, then the stream's [`TENANT_LABEL`]
+/// value (empty outside multi-tenant queries). Sorting by it (stably, or
+/// with the row index last) and cutting at `limit` keeps what Loki keeps.
+pub fn order_key(
+    direction: Direction,
+    ts: i64,
+    stream_hash: u64,
+    tenant: &str,
+) -> (Reverse<i64>, u64, &str) {
     match direction {
         // `Reverse` of the negation would overflow on i64::MIN; reversing
         // the bits maps ascending to descending exactly.
-        Direction::Forward => (Reverse(!ts), stream_hash),
-        Direction::Backward => (Reverse(ts), stream_hash),
+        Direction::Forward => (Reverse(!ts), stream_hash, tenant),
+        Direction::Backward => (Reverse(ts), stream_hash, tenant),
     }
 }
 
@@ -158,7 +164,7 @@ mod tests {
                     )
                 })
                 .collect();
-            v.sort_by_key(|&(_, h)| order_key(direction, 5, h));
+            v.sort_by_key(|&(_, h)| order_key(direction, 5, h, ""));
             let names: Vec<&str> = v.iter().map(|(a, _)| *a).collect();
             assert_eq!(&names[..3], ["cron", "db", "api"], "{direction:?}");
         }
@@ -167,8 +173,12 @@ mod tests {
     #[test]
     fn time_orders_first_in_each_direction_even_at_the_extremes() {
         for (a, b) in [(i64::MIN, i64::MIN + 1), (-1, 0), (0, i64::MAX)] {
-            assert!(order_key(Direction::Forward, a, 9) < order_key(Direction::Forward, b, 0));
-            assert!(order_key(Direction::Backward, b, 9) < order_key(Direction::Backward, a, 0));
+            assert!(
+                order_key(Direction::Forward, a, 9, "") < order_key(Direction::Forward, b, 0, "")
+            );
+            assert!(
+                order_key(Direction::Backward, b, 9, "") < order_key(Direction::Backward, a, 0, "")
+            );
         }
     }
 }

@@ -315,7 +315,7 @@ impl StreamsEncoder {
         let dir = opts.direction;
         self.order.sort_unstable_by_key(|&i| {
             let s = info(i);
-            (order_key(dir, all[i as usize].time_ns, s.hash), s.tenant, i)
+            (order_key(dir, all[i as usize].time_ns, s.hash, s.tenant), i)
         });
         let tied_cut = match (opts.limit.checked_sub(1), self.order.get(opts.limit)) {
             (Some(last), Some(&next)) => {

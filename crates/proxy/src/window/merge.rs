@@ -35,7 +35,7 @@ pub fn take_first(w: &LogAnswer, want: usize, direction: Direction) -> Vec<usize
         all.extend(s.entries().map(|e| (e.ts, e.origin(), tenant, si)));
     }
     // Stable: within a stream, and for equal keys, the order stays.
-    all.sort_by_key(|&(ts, origin, tenant, _)| (order_key(direction, ts, origin), tenant));
+    all.sort_by_key(|&(ts, origin, tenant, _)| order_key(direction, ts, origin, tenant));
     let mut keep = vec![0; w.streams().len()];
     for &(_, _, _, si) in all.iter().take(want) {
         keep[si] += 1;
