@@ -84,6 +84,7 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
         backend,
         metrics,
         work: settings.work,
+        parser_pushdown: settings.parser_pushdown,
     };
     let separate_metrics = settings.metrics_listen.is_some();
     let admin = separate_metrics.then(|| {

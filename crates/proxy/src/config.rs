@@ -129,6 +129,15 @@ pub struct Config {
     /// Loki's label discovery: `--discover-service-name`, `--discover-log-levels`.
     #[command(flatten)]
     pub discovery: crate::config::discovery::DiscoveryFlags,
+    /// Run `json` parsers and the label filters and `unwrap` after them in
+    /// VictoriaLogs when a guard proves the answer is Loki's (false: always in lokivl).
+    #[arg(
+        long,
+        env = "LOKIVL_PARSER_PUSHDOWN",
+        default_value_t = true,
+        action = clap::ArgAction::Set
+    )]
+    pub parser_pushdown: bool,
     /// Bytes of cached answers and keys kept in memory (0 disables the response cache).
     #[arg(long, env = "LOKIVL_CACHE_MAX_BYTES", default_value_t = 268435456)]
     pub cache_max_bytes: u64,
@@ -327,6 +336,7 @@ impl Config {
             listener_tls: tls.listener,
             query_limits: self.query_limits.limits(),
             discovery: self.discovery.settings(),
+            parser_pushdown: self.parser_pushdown,
             work: crate::work::WorkLimits::default(),
         })
     }

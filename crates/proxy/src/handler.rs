@@ -30,6 +30,9 @@ pub struct AppState {
     /// Per-request bounds on rows read; each request takes fresh
     /// [`crate::work::Budgets`] from them.
     pub work: crate::work::WorkLimits,
+    /// Whether parsers may run in VictoriaLogs behind an exactness guard
+    /// (`--parser-pushdown`).
+    pub parser_pushdown: bool,
 }
 
 /// A 200 answer with a JSON body already written.

@@ -46,6 +46,9 @@ pub struct Settings {
     pub query_limits: crate::params::QueryLimits,
     /// Labels synthesized as Loki's ingest adds them (`service_name`, `detected_level`).
     pub discovery: logsql_ast::Discovery,
+    /// Whether parsers may run in VictoriaLogs behind an exactness guard
+    /// (`--parser-pushdown`; answers are the same either way).
+    pub parser_pushdown: bool,
     /// Per-request bounds on rows read in lokivl (the defaults; no flag sets them yet).
     pub work: crate::work::WorkLimits,
 }
@@ -92,6 +95,7 @@ impl Settings {
             // Off, unlike the binary's default: answers show the stored labels only
             // (as a Loki with `discover_service_name: []`, `discover_log_levels: false`).
             discovery: logsql_ast::Discovery::default(),
+            parser_pushdown: true,
             work: crate::work::WorkLimits::default(),
         })
     }
