@@ -7,7 +7,8 @@
 //! before it) commutes with every other stage, so it is hoisted into the
 //! VictoriaLogs filter wherever it is written.
 //!
-//! Parsers always run in the proxy. VictoriaLogs' `unpack_json` and
+//! Parsers of log queries always run in the proxy (metric queries may run
+//! `| json` in VictoriaLogs behind a guard: `crate::metric::parsed`). VictoriaLogs' `unpack_json` and
 //! `unpack_logfmt` differ from Loki's parsers where answers show it: Loki
 //! keeps a line that fails to parse and tags it `__error__=JSONParserErr`
 //! (with the parser's message in `__error_details__`), skips `null` and array
@@ -111,6 +112,15 @@ pub fn loki_order(stages: &[Stage]) -> Vec<Stage> {
     out
 }
 
+/// Lowers a label filter over stored fields (the parser pushdown resolves
+/// each parsed label into the field of its name first).
+///
+/// # Errors
+/// As the lowering of label filters: `ip()`, error labels, bad regexes.
+pub(crate) fn label_filter(f: &LabelFilter) -> Result<Filter, LowerError> {
+    label::lower(f, false)
+}
+
 /// Lowers a stream selector alone (for `/labels?query=`, `/series?match[]=`)
 /// whose `service_name` matchers select on the value `discovery` derives.
 ///
@@ -138,7 +148,7 @@ fn reads_derived(lf: &LabelFilter, discovery: &Discovery) -> bool {
     }
 }
 
-fn is_error_label(item: &LabelSelector) -> bool {
+pub(crate) fn is_error_label(item: &LabelSelector) -> bool {
     matches!(item, LabelSelector::Name(n) if n == "__error__" || n == "__error_details__")
 }
 

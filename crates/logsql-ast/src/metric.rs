@@ -11,9 +11,12 @@
 //! Only pipelines VictoriaLogs evaluates exactly are lowered: when
 //! [`crate::lower_log`] leaves stages to the proxy (parsers, numeric label
 //! filters, `line_format`…), counting in VictoriaLogs would be wrong, so the
-//! lowering refuses with [`LowerError::Unsupported`].
+//! lowering refuses with [`LowerError::Unsupported`]. The exception is a
+//! `| json` that [`parsed`] can guard ([`RangePlan::lower_with_parsers`]):
+//! it runs in VictoriaLogs, and the proxy checks the guard's count.
 
 pub mod line_level;
+pub(crate) mod parsed;
 mod stats;
 mod unwrap;
 
@@ -63,6 +66,10 @@ pub struct RangePlan {
     /// ([`StatsFunc::Errors`]); set when no post-unwrap filter drops them, so
     /// the proxy can fail as Loki does instead of skipping them.
     pub check_errors: bool,
+    /// Whether a parser runs in VictoriaLogs ([`parsed`]): the statistics
+    /// then count suspect rows ([`StatsFunc::Suspect`]), and any suspect row
+    /// means the counts are not Loki's.
+    pub guarded: bool,
 }
 
 impl RangePlan {
@@ -89,13 +96,20 @@ impl RangePlan {
         if self.check_errors {
             out.push(StatsFunc::Errors);
         }
+        if self.guarded {
+            out.push(StatsFunc::Suspect);
+        }
         out
     }
 
     /// Whether the function needs every raw value rather than bucket statistics.
     pub fn needs_raw(&self) -> bool {
+        Self::needs_raw_op(self.op)
+    }
+
+    fn needs_raw_op(op: RangeOp) -> bool {
         matches!(
-            self.op,
+            op,
             RangeOp::QuantileOverTime
                 | RangeOp::FirstOverTime
                 | RangeOp::LastOverTime
@@ -183,7 +197,23 @@ impl RangePlan {
     /// proxy (parsers, numeric label filters, …) or the conversion cannot be
     /// checked exactly.
     pub fn lower(r: &RangeAggregation, discovery: &Discovery) -> Result<RangePlan, LowerError> {
-        lower_range_with(r, discovery)
+        lower_range_with(r, discovery, None)
+    }
+
+    /// [`RangePlan::lower`], and a `| json` with the label filters and
+    /// `unwrap` after it runs in VictoriaLogs behind the guard of
+    /// [`parsed`], for an aggregation whose series carry only the labels
+    /// `grouping` (Loki's parser hints then name every label the parser
+    /// must produce).
+    ///
+    /// # Errors
+    /// As [`RangePlan::lower`], and for the pipelines [`parsed`] cannot guard.
+    pub fn lower_with_parsers(
+        r: &RangeAggregation,
+        discovery: &Discovery,
+        grouping: &[String],
+    ) -> Result<RangePlan, LowerError> {
+        lower_range_with(r, discovery, Some(grouping))
     }
 }
 
@@ -191,10 +221,14 @@ impl RangePlan {
 /// [`RangePlan::lower`] with their settings).
 #[cfg(test)]
 fn lower_range(r: &RangeAggregation) -> Result<RangePlan, LowerError> {
-    lower_range_with(r, &Discovery::default())
+    lower_range_with(r, &Discovery::default(), None)
 }
 
-fn lower_range_with(r: &RangeAggregation, discovery: &Discovery) -> Result<RangePlan, LowerError> {
+fn lower_range_with(
+    r: &RangeAggregation,
+    discovery: &Discovery,
+    grouping: Option<&[String]>,
+) -> Result<RangePlan, LowerError> {
     let log = &r.range.log;
     let mut stages: Vec<Stage> = log.pipeline.clone();
     let mut drops_errors = false;
@@ -218,14 +252,22 @@ fn lower_range_with(r: &RangeAggregation, discovery: &Discovery) -> Result<Range
         },
         discovery,
     )?;
-    if plan.has_proxy_stages() {
-        return Err(LowerError::Unsupported(format!(
-            "metric query over a pipeline stage that runs in the proxy ({}); \
-             only selectors, line filters and string label filters on stored labels are counted in VictoriaLogs",
-            stage_name(&plan.proxy_stages[0])
-        )));
+    let mut query = plan.query;
+    let mut guarded = false;
+    if !plan.proxy_stages.is_empty() {
+        let refused = || {
+            LowerError::Unsupported(format!(
+                "metric query over a pipeline stage that runs in the proxy ({}); \
+                 only selectors, line filters and string label filters on stored labels are counted in VictoriaLogs",
+                stage_name(&plan.proxy_stages[0])
+            ))
+        };
+        let grouping = grouping.ok_or_else(refused)?;
+        let pushed = push_parser(r, &plan.proxy_stages, grouping, discovery)
+            .map_err(|parsed::Refused(why)| LowerError::Unsupported(why))?;
+        guarded = !pushed.is_empty();
+        query.pipes.extend(pushed);
     }
-    let query = plan.query;
     let mut value_pipes = Vec::new();
     let mut unwrap_scale = None;
     let mut check_errors = false;
@@ -241,6 +283,13 @@ fn lower_range_with(r: &RangeAggregation, discovery: &Discovery) -> Result<Range
             value_pipes.push(MetricPipe::Filter(guard));
         } else {
             check_errors = true;
+        }
+        if guarded {
+            for p in &mut value_pipes {
+                if let MetricPipe::Filter(f) = p {
+                    *f = parsed::or_suspect(std::mem::replace(f, Filter::All));
+                }
+            }
         }
         if matches!(
             conv,
@@ -268,7 +317,79 @@ fn lower_range_with(r: &RangeAggregation, discovery: &Discovery) -> Result<Range
         unwrap: unwrap_scale,
         conversion: r.range.unwrap.as_ref().map(|u| u.conversion),
         check_errors,
+        guarded,
     })
+}
+
+/// The pipes running the pipeline's parser and what follows it in
+/// VictoriaLogs ([`parsed`]); none when Loki skips the parser (a range
+/// aggregation that needs no label and a pipeline that reads none:
+/// Loki's `NoLabels` hint).
+fn push_parser(
+    r: &RangeAggregation,
+    proxy_stages: &[Stage],
+    grouping: &[String],
+    discovery: &Discovery,
+) -> Result<Vec<crate::pipe::Pipe>, parsed::Refused> {
+    let split = parsed::split(proxy_stages)?;
+    if RangePlan::needs_raw_op(r.op) {
+        return Err(parsed::Refused(
+            "raw samples of a parsed pipeline are read in the proxy".into(),
+        ));
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut numeric = Vec::new();
+    let mut read_anywhere = Vec::new();
+    for s in &r.range.log.pipeline {
+        if let Stage::LabelFilter(f) = s {
+            parsed::filter_names(f, &mut read_anywhere, &mut Vec::new());
+        }
+    }
+    for f in &split.filters {
+        if !parsed::supported_filter(f) {
+            return Err(parsed::Refused(
+                "a duration, bytes or ip() label filter after the parser".into(),
+            ));
+        }
+        parsed::filter_names(f, &mut names, &mut numeric);
+    }
+    let unwrap = r.range.unwrap.as_ref();
+    let post = unwrap
+        .map(|u| u.post_filters.as_slice())
+        .unwrap_or_default();
+    let no_labels =
+        grouping.is_empty() && read_anywhere.is_empty() && unwrap.is_none() && post.is_empty();
+    if no_labels {
+        return Ok(Vec::new());
+    }
+    for n in unwrap.map(|u| &u.label).into_iter().chain(grouping) {
+        if !names.contains(n) {
+            names.push(n.clone());
+        }
+    }
+    parsed::needed_names(&names)?;
+    if let Some(n) = names
+        .iter()
+        .find(|n| discovery.synthesizes(n) || crate::otel::index_attribute(n).is_some())
+    {
+        return Err(parsed::Refused(format!(
+            "label {n:?} is derived per entry or from OTel attributes"
+        )));
+    }
+    let pushdown = parsed::JsonPushdown { names, numeric };
+    let mut pipes = pushdown.pipes();
+    let filters: Vec<Filter> = split
+        .filters
+        .iter()
+        .map(crate::lower::label_filter)
+        .collect::<Result<_, _>>()
+        .map_err(|e| parsed::Refused(e.to_string()))?;
+    if !filters.is_empty() {
+        pipes.push(crate::pipe::Pipe::Filter(parsed::or_suspect(Filter::and(
+            filters,
+        ))));
+    }
+    Ok(pipes)
 }
 
 fn needs_unwrap(op: RangeOp) -> bool {

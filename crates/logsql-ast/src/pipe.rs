@@ -25,6 +25,29 @@ pub enum Pipe {
     Copy(Vec<(String, String)>),
     /// `delete a, b`
     Delete(Vec<String>),
+    /// `pack_json fields ("p.*") as "f"`: the non-empty fields named, as one
+    /// JSON object (`{}` when all are empty).
+    PackJson {
+        /// Field names or `prefix*` patterns.
+        fields: Vec<String>,
+        /// The result field.
+        to: String,
+    },
+    /// `format if (…) "<a>…" as "f" keep_original_fields`.
+    Format(Format),
+}
+
+/// `format if (cond) "template" as "to" [keep_original_fields]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Format {
+    /// Rows the pipe applies to (others keep `to` as it was).
+    pub only_if: Option<Filter>,
+    /// The template: `<field>` placeholders and text.
+    pub template: String,
+    /// The result field.
+    pub to: String,
+    /// Keep a non-empty `to` instead of overwriting it.
+    pub keep_original: bool,
 }
 
 /// The formats `unpack_*` pipes understand.
@@ -47,6 +70,8 @@ pub struct Unpack {
     pub fields: Vec<String>,
     /// Prepended to every extracted name, keeping parser output apart from stored fields.
     pub result_prefix: Option<String>,
+    /// Rows the pipe parses (others get no extracted fields).
+    pub only_if: Option<Filter>,
 }
 
 fn write_fields(f: &mut fmt::Formatter<'_>, names: &[String]) -> fmt::Result {
@@ -98,6 +123,25 @@ impl fmt::Display for Pipe {
                 f.write_str("delete ")?;
                 write_fields(f, names)
             }
+            Pipe::PackJson { fields, to } => {
+                f.write_str("pack_json fields (")?;
+                write_fields(f, fields)?;
+                f.write_str(") as ")?;
+                write_field(f, to)
+            }
+            Pipe::Format(fm) => {
+                f.write_str("format ")?;
+                if let Some(cond) = &fm.only_if {
+                    write!(f, "if ({cond}) ")?;
+                }
+                write_quoted(f, &fm.template)?;
+                f.write_str(" as ")?;
+                write_field(f, &fm.to)?;
+                if fm.keep_original {
+                    f.write_str(" keep_original_fields")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -105,9 +149,13 @@ impl fmt::Display for Pipe {
 impl fmt::Display for Unpack {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self.format {
-            UnpackFormat::Json => "unpack_json from ",
-            UnpackFormat::Logfmt => "unpack_logfmt from ",
+            UnpackFormat::Json => "unpack_json ",
+            UnpackFormat::Logfmt => "unpack_logfmt ",
         })?;
+        if let Some(cond) = &self.only_if {
+            write!(f, "if ({cond}) ")?;
+        }
+        f.write_str("from ")?;
         write_field(f, &self.from)?;
         if !self.fields.is_empty() {
             f.write_str(" fields (")?;
@@ -143,10 +191,41 @@ mod tests {
             from: "_msg".into(),
             fields: vec!["a.b".into(), "c".into()],
             result_prefix: Some("p.".into()),
+            only_if: None,
         });
         assert_eq!(
             u.to_string(),
             r#"unpack_logfmt from _msg fields ("a.b", "c") result_prefix "p.""#
+        );
+        let u = Pipe::Unpack(Unpack {
+            format: UnpackFormat::Json,
+            from: "_msg".into(),
+            fields: Vec::new(),
+            result_prefix: Some("q.".into()),
+            only_if: Some(Filter::Empty("p.a".into())),
+        });
+        assert_eq!(
+            u.to_string(),
+            r#"unpack_json if ("p.a":"") from _msg result_prefix "q.""#
+        );
+    }
+
+    #[test]
+    fn prints_pack_json_and_format() {
+        let p = Pipe::PackJson {
+            fields: vec!["q.*".into()],
+            to: "p".into(),
+        };
+        assert_eq!(p.to_string(), r#"pack_json fields ("q.*") as "p""#);
+        let f = Pipe::Format(Format {
+            only_if: Some(Filter::NonEmpty("x".into())),
+            template: "<q.a>".into(),
+            to: "a".into(),
+            keep_original: true,
+        });
+        assert_eq!(
+            f.to_string(),
+            r#"format if ("x":*) "<q.a>" as "a" keep_original_fields"#
         );
     }
 

@@ -39,6 +39,7 @@ pub struct Registered {
     cache_requests: IntCounterVec,
     cache_state: IntGaugeVec,
     offset_rule: IntGaugeVec,
+    parser_pushdown: IntCounterVec,
 }
 
 /// The result of one backend call, as a metric label.
@@ -153,6 +154,14 @@ impl Metrics {
             ),
             &["rule"],
         )?;
+        let parser_pushdown = IntCounterVec::new(
+            Opts::new(
+                "lokivl_parser_pushdown_total",
+                "Range aggregations whose parser ran in VictoriaLogs (pushed), and those its guard sent back to lokivl (fallback).",
+            ),
+            &["outcome"],
+        )?;
+        registry.register(Box::new(parser_pushdown.clone()))?;
         registry.register(Box::new(offset_rule.clone()))?;
         registry.register(Box::new(cache_requests.clone()))?;
         registry.register(Box::new(cache_state.clone()))?;
@@ -181,6 +190,7 @@ impl Metrics {
             cache_requests,
             cache_state,
             offset_rule,
+            parser_pushdown,
         })))
     }
 }
@@ -219,6 +229,14 @@ impl Registered {
     /// Counts a request refused by a limit (`rate`, `inflight`, `url`, `headers`, `body`, `timeout`).
     pub fn reject(&self, reason: &str) {
         self.rejected.with_label_values(&[reason]).inc();
+    }
+
+    /// Counts a range aggregation whose parser ran in VictoriaLogs:
+    /// `fallback` when its guard found rows to evaluate in lokivl.
+    pub fn observe_parser_pushdown(&self, fallback: bool) {
+        self.parser_pushdown
+            .with_label_values(&[if fallback { "fallback" } else { "pushed" }])
+            .inc();
     }
 
     /// Counts one cacheable request by endpoint and outcome.

@@ -30,6 +30,9 @@ pub struct Stats {
     pub sumsq: f64,
     /// Values Loki fails to convert.
     pub errors: f64,
+    /// Rows on which a parser run in VictoriaLogs may differ from Loki's
+    /// (`StatsFunc::Suspect`): any makes the counts unusable.
+    pub suspect: f64,
 }
 
 impl Default for Stats {
@@ -42,6 +45,7 @@ impl Default for Stats {
             max: f64::NEG_INFINITY,
             sumsq: 0.0,
             errors: 0.0,
+            suspect: 0.0,
         }
     }
 }
@@ -56,6 +60,7 @@ impl Stats {
         self.max = self.max.max(o.max);
         self.sumsq += o.sumsq;
         self.errors += o.errors;
+        self.suspect += o.suspect;
     }
 }
 
@@ -149,6 +154,7 @@ fn decode_rows(
                 n if n == StatsFunc::Max.name() => &mut st.max,
                 n if n == StatsFunc::SumSquares.name() => &mut st.sumsq,
                 n if n == StatsFunc::Errors.name() => &mut st.errors,
+                n if n == StatsFunc::Suspect.name() => &mut st.suspect,
                 _ => continue,
             };
             *slot = parse_number(value)?;
@@ -161,6 +167,15 @@ fn decode_rows(
             .push((row.time_ns + bucket_ns - 1, st));
     }
     Ok(merge(by_labels))
+}
+
+/// Whether any bucket counted a suspect row: a parser run in VictoriaLogs
+/// may have answered otherwise than Loki, so the range is evaluated in the
+/// proxy instead.
+pub fn any_suspect(series: &[BucketSeries]) -> bool {
+    series
+        .iter()
+        .any(|s| s.buckets.iter().any(|(_, st)| st.suspect > 0.0))
 }
 
 /// Merges buckets per label set: buckets with the same end combine

@@ -316,6 +316,7 @@ pub fn extract(
                 max: v,
                 sumsq: v * v,
                 errors: 0.0,
+                suspect: 0.0,
             };
             match buckets.last_mut() {
                 Some((lt, ls)) if *lt == t => ls.merge(&st),

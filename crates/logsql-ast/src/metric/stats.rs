@@ -23,6 +23,9 @@ pub enum StatsFunc {
     SumSquares,
     /// `count() if (!__lokivl_v:~guard)`: values Loki fails to convert.
     Errors,
+    /// `count() if (__lokivl_g:=1)`: rows on which a parser run in
+    /// VictoriaLogs may differ from Loki's ([`super::parsed`]).
+    Suspect,
 }
 
 impl StatsFunc {
@@ -36,6 +39,7 @@ impl StatsFunc {
             StatsFunc::Max => "__lokivl_max",
             StatsFunc::SumSquares => "__lokivl_ssq",
             StatsFunc::Errors => "__lokivl_e",
+            StatsFunc::Suspect => "__lokivl_x",
         }
     }
 }
@@ -80,6 +84,9 @@ pub(crate) fn stats_pipe(
                 s.push_str(":~");
                 s.push_str(&quote(guard));
                 s.push(')');
+            }
+            StatsFunc::Suspect => {
+                let _ = write!(s, "count() if ({})", super::parsed::suspect_marker());
             }
         }
         s.push(' ');

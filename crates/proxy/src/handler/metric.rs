@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::response::Response;
-use logql_parser::{MatchOp, MetricExpr, RangeOp};
+use logql_parser::{Grouping, MatchOp, MetricExpr, RangeOp};
 use logsql_ast::{MetricPipe, RangePlan, bucket_start};
 
 use super::bucketed::{self, Bucketed, post};
@@ -283,8 +283,16 @@ async fn fetch(
     }
     let discovery = ctx.discovery();
     let derived = Derived::of(&input.need, discovery);
-    let lowered = RangePlan::lower(r, discovery);
+    // A parser runs in VictoriaLogs only for series of known labels: Loki's
+    // parser hints then name every label it must produce.
+    let lowered = match &input.need {
+        Need::Only(labels) if state.parser_pushdown => {
+            RangePlan::lower_with_parsers(r, discovery, labels)
+        }
+        _ => RangePlan::lower(r, discovery),
+    };
     if let Ok(plan) = &lowered
+        && !plan.guarded
         && derived.level
         && plan.unwrap.is_none()
         && !plan.needs_raw()
@@ -405,6 +413,13 @@ async fn fetch(
             buckets::decode_by_stream(body, g)
         })
         .await?;
+        let fallback = buckets::any_suspect(&series);
+        if plan.guarded {
+            state.metrics.observe_parser_pushdown(fallback);
+        }
+        if fallback {
+            return fetch_rows(state, ctx, input, &grid, work).await;
+        }
         discovered::with_service_name(series, discovery, grouping.as_ref())?
     } else {
         bucketed::fetch(state, ctx, &b, query, |body, g| {
@@ -412,6 +427,15 @@ async fn fetch(
         })
         .await?
     };
+    // Rows VictoriaLogs' parser may read otherwise than Loki's: the
+    // proxy evaluates the range itself, as without the pushdown.
+    if plan.guarded && !derived.service_name {
+        let fallback = buckets::any_suspect(&series);
+        state.metrics.observe_parser_pushdown(fallback);
+        if fallback {
+            return fetch_rows(state, ctx, input, &grid, work).await;
+        }
+    }
     let absent = (r.op == RangeOp::AbsentOverTime).then(|| absent_labels(r));
     let cells = series.iter().map(|s| s.buckets.len()).sum::<usize>() * 16;
     cpu::run(work.deadline, cells, move |_| {
@@ -475,10 +499,20 @@ async fn fetch_rows(
         check_rows(&body, &budget)?;
         let r = &agg;
         let unwrap = r.range.unwrap.as_ref();
+        // Under `sum`, Loki's extractor already groups the samples by the
+        // sum's labels (its `canInjectVectorGrouping`): one series per group,
+        // whose rate is `count / range`, not a sum of per-entry rates.
+        let injected = match (&r.grouping, &need) {
+            (None, Need::Only(labels)) if r.op != RangeOp::AbsentOverTime => Some(Grouping {
+                without: false,
+                labels: labels.clone(),
+            }),
+            _ => None,
+        };
         let ex = rows::Extract {
             op: r.op,
             unwrap: unwrap.map(|u| (u.label.as_str(), u.conversion)),
-            grouping: r.grouping.as_ref(),
+            grouping: r.grouping.as_ref().or(injected.as_ref()),
             windows: Some((grid, range, offset)),
             // Loki builds parser hints from the range aggregation's grouping,
             // its own or one a parent `sum` pushes down: what `Need` says.

@@ -19,6 +19,7 @@ mod metric;
 mod metric_discovery;
 mod metric_limits;
 mod overflow;
+mod parser_pushdown;
 mod query;
 mod service;
 mod tail;

@@ -1,0 +1,126 @@
+use logql_parser::{Expr, MetricExpr, RangeAggregation};
+
+use crate::lower::Discovery;
+use crate::metric::{RangePlan, StatsFunc};
+
+fn range(q: &str) -> RangeAggregation {
+    match logql_parser::parse(q).unwrap() {
+        Expr::Metric(MetricExpr::RangeAggregation(r)) => r,
+        other => panic!("not a range aggregation: {other:?}"),
+    }
+}
+
+fn pushed(q: &str, grouping: &[&str]) -> RangePlan {
+    let g: Vec<String> = grouping.iter().map(|s| (*s).to_owned()).collect();
+    RangePlan::lower_with_parsers(&range(q), &Discovery::default(), &g).unwrap()
+}
+
+#[test]
+fn a_numeric_filter_after_json_runs_in_victorialogs_with_its_guard() {
+    let p = pushed(r#"rate({app="api"} | json | status >= 400 [5m])"#, &[]);
+    assert!(p.guarded);
+    assert_eq!(p.funcs(), vec![StatsFunc::Count, StatsFunc::Suspect]);
+    let q = p.stats_query(60_000_000_000, 0, &[]);
+    assert_eq!(
+        q,
+        concat!(
+            r#"{app="api"}"#,
+            r#" | unpack_json from _msg fields ("status") result_prefix "__lokivl_parsed.""#,
+            r#" | unpack_json if ("__lokivl_parsed.status":"") from _msg result_prefix "__lokivl_all.""#,
+            r#" | pack_json fields ("__lokivl_all.*") as "__lokivl_p""#,
+            r#" | format if (("__lokivl_parsed.status":"" and "__lokivl_p":="{}")"#,
+            r#" or _msg:~"\\\\u""#,
+            r#" or ("status":"" and (_msg:seq("status","status") or (_msg:"status" and "__lokivl_parsed.status":"")"#,
+            r#" or "__lokivl_parsed.status":="["* or "__lokivl_parsed.status":~"[^\\x00-\\x{FFFC}\\x{FFFE}-\\x{10FFFF}]"))"#,
+            r#" or ("status":* and !"status":~"^-?(?:0|[1-9][0-9]{0,14})$")"#,
+            r#" or ("status":"" and "__lokivl_parsed.status":* and !"__lokivl_parsed.status":~"^-?(?:0|[1-9][0-9]{0,14})$"))"#,
+            r#" "1" as "__lokivl_g""#,
+            r#" | format "<__lokivl_parsed.status>" as "status" keep_original_fields"#,
+            r#" | filter "status":>=400 or "__lokivl_g":="1""#,
+            r#" | stats by (_time:60000000000ns offset 0ns) count() "__lokivl_c", count() if ("__lokivl_g":="1") "__lokivl_x""#,
+        )
+    );
+}
+
+#[test]
+fn a_sum_that_reads_no_label_skips_the_parser_as_loki_does() {
+    let p = pushed(r#"count_over_time({app="api"} | json [5m])"#, &[]);
+    assert!(!p.guarded);
+    assert_eq!(p.query.to_string(), r#"{app="api"}"#);
+    let p = pushed(
+        r#"count_over_time({app="api"} | json | drop __error__ [5m])"#,
+        &[],
+    );
+    assert_eq!(p.query.to_string(), r#"{app="api"}"#);
+    // A grouping, or an error filter, makes Loki parse: guarded.
+    assert!(pushed(r#"count_over_time({app="api"} | json [5m])"#, &["app"]).guarded);
+    let p = pushed(
+        r#"count_over_time({app="api"} | json | __error__="" [5m])"#,
+        &[],
+    );
+    assert!(p.guarded);
+    assert!(
+        p.query
+            .to_string()
+            .contains(r#"unpack_json from _msg result_prefix "__lokivl_all.""#)
+    );
+}
+
+#[test]
+fn names_with_underscores_check_their_other_spellings() {
+    let p = pushed(
+        r#"avg_over_time({app="api"} | json | unwrap latency_ms [5m])"#,
+        &["app"],
+    );
+    assert!(p.guarded);
+    let q = p.stats_query(60_000_000_000, 0, &["app".to_owned()]);
+    for part in [
+        r#"_msg:seq("latency","ms")"#,
+        r#"_msg:~"latency[^\\x00-\\x7F]ms""#,
+        r#""latency.ms":*"#,
+        r#"format "<__lokivl_parsed.latency_ms>" as "latency_ms" keep_original_fields"#,
+        r#"format "<__lokivl_parsed.app>" as "app" keep_original_fields"#,
+        r#"copy "latency_ms" as "__lokivl_v" | filter "__lokivl_v":* or "__lokivl_g":="1""#,
+    ] {
+        assert!(q.contains(part), "{part} not in {q}");
+    }
+}
+
+#[test]
+fn what_cannot_be_guarded_stays_in_the_proxy() {
+    let g = Discovery::default();
+    let none: Vec<String> = Vec::new();
+    let error = vec!["__error__".to_owned()];
+    for (q, grouping) in [
+        (r#"rate({app="api"} | json | latency > 5s [5m])"#, &none),
+        (
+            r#"rate({app="api"} | json | line_format "{{.a}}" [5m])"#,
+            &none,
+        ),
+        (r#"rate({app="api"} | json a="b" | a="x" [5m])"#, &none),
+        (r#"rate({app="api"} | logfmt | level="error" [5m])"#, &none),
+        (
+            r#"rate({app="api"} | json | status_extracted="x" [5m])"#,
+            &none,
+        ),
+        (r#"rate({app="api"} | json | __error__!="" [5m])"#, &none),
+        (r#"rate({app="api"} | json [5m])"#, &error),
+        (
+            r#"quantile_over_time(0.5, {app="api"} | json | unwrap x [5m])"#,
+            &none,
+        ),
+    ] {
+        assert!(
+            RangePlan::lower_with_parsers(&range(q), &g, grouping).is_err(),
+            "{q} was pushed down"
+        );
+    }
+    // Without a grouping (every label), the parser stays in the proxy.
+    assert!(RangePlan::lower(&range(r#"rate({app="api"} | json [5m])"#), &g).is_err());
+}
+
+#[test]
+fn dotted_spellings_cover_every_separator() {
+    assert_eq!(super::dotted("a_b_c"), vec!["a.b_c", "a_b.c", "a.b.c"]);
+    assert!(super::dotted("ab").is_empty());
+}
