@@ -12,8 +12,8 @@
 //! per kind of line on which VictoriaLogs' JSON parser may read other
 //! labels than Loki's: not JSON, truncated, duplicate keys, keys Loki
 //! sanitizes onto a needed name, `\u` escapes, arrays and objects, `null`
-//! and `""`, numbers that are not plain integers, JSON keys equal to stream
-//! labels.
+//! and `""`, numbers that are not plain integers (`1_000`, `0x1p4`, `NaN`,
+//! `-0`, …), JSON keys equal to stream labels or to structured metadata.
 //!
 //! The test also proves the pushdown happens, from the `/select` calls each
 //! instance sent ([`tap::OrderedTap`]): on clean JSON with the pushdown on,

@@ -3,7 +3,8 @@
 //! same JSON streams pushed through VictoriaLogs' own Loki endpoint, which
 //! unpacks each JSON line into fields. Every dirty stream is mostly clean
 //! lines with one line in six of its kind, so both the guard's counts and
-//! the fallback's values matter.
+//! the fallback's values matter; the `metadata` stream carries structured
+//! metadata under the names the queries read.
 
 use std::collections::BTreeMap;
 
@@ -23,8 +24,9 @@ pub(super) const START_NS: i64 = BASE_NS - 5 * 60 * SEC;
 pub(super) const END_NS: i64 = BASE_NS + PER_STREAM * SPACING_NS + 10 * 60 * SEC;
 
 /// The JSON kinds: `clean` and one kind of dirt each.
-pub(super) const JSON_KINDS: [&str; 11] = [
+pub(super) const JSON_KINDS: [&str; 12] = [
     "clean",
+    "metadata",
     "notjson",
     "truncated",
     "dupkey",
@@ -92,6 +94,10 @@ fn dirt(kind: &str) -> &'static [&'static str] {
             r#"{"st\u0061tus":503,"method":"GET","latency_ms":5}"#,
             r#"{"status":404,"level":"err\u006fr","msg":"caf\u00e9 \ud83d\ude00"}"#,
             r#"{"method":"GET\n","status":"50\u0030","latency_ms":"1\u00320","msg":"a\"b\\c"}"#,
+            r#"{ "status" : 503 , "method" : "POST" , "latency_ms" : 42 }"#,
+            "{\n  \"status\": 500,\n  \"method\": \"GET\",\n  \"latency_ms\": 180\n}",
+            r#"{"status":500,"method":"GÉT","latency_ms":3,"msg":"tab\there ü"}"#,
+            r#"{"status":404,"method":"GET","latency_ms":8,"msg":"latency ms status status"}"#,
         ],
         "nested" => &[
             r#"{"status":[500,404],"method":"GET","latency_ms":5}"#,
@@ -115,6 +121,12 @@ fn dirt(kind: &str) -> &'static [&'static str] {
             r#"{"status":"500","method":"GET","latency_ms":"12.5"}"#,
             r#"{"status":500,"method":"GET","latency_ms":12345678901234567890}"#,
             r#"{"status":"+500","method":"GET","latency_ms":"1_000"}"#,
+            r#"{"status":"0x1p9","method":"GET","latency_ms":"0x1p4"}"#,
+            r#"{"status":"Inf","method":"PUT","latency_ms":"NaN"}"#,
+            r#"{"status":"500.","method":"GET","latency_ms":".5"}"#,
+            r#"{"status":"0500","method":"GET","latency_ms":-0}"#,
+            r#"{"status":1234567890123456,"method":"GET","latency_ms":9007199254740993}"#,
+            r#"{"status":"-Inf","method":"POST","latency_ms":"+Inf"}"#,
         ],
         "labelclash" => &[
             r#"{"app":"other","status":500,"method":"GET","latency_ms":30}"#,
@@ -158,6 +170,21 @@ fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Structured metadata of entry `i` of the `metadata` kind: stored fields
+/// that Loki reads before the line's keys (which become `<key>_extracted`).
+fn metadata(kind: &str, i: i64) -> BTreeMap<String, String> {
+    if kind != "metadata" {
+        return BTreeMap::new();
+    }
+    match i % 5 {
+        1 => labels(&[("status", "503")]),
+        2 => labels(&[("latency_ms", "999"), ("trace_id", "t1")]),
+        3 => labels(&[("method", "PATCH"), ("level", "fatal")]),
+        4 => labels(&[("latency_ms", "12.5"), ("status", "abc")]),
+        _ => BTreeMap::new(),
+    }
+}
+
 /// The entries of one stream of `kind` with `stream` labels; `offset`
 /// keeps the streams' times apart.
 fn stream(kind: &str, stream: BTreeMap<String, String>, offset: i64) -> Vec<Entry> {
@@ -167,7 +194,7 @@ fn stream(kind: &str, stream: BTreeMap<String, String>, offset: i64) -> Vec<Entr
             time_ns: BASE_NS + i * SPACING_NS + offset * 1_300_000_000 + (i * 7_919_123) % SEC,
             stream: stream.clone(),
             line: line(kind, i),
-            metadata: BTreeMap::new(),
+            metadata: metadata(kind, i),
         })
         .collect()
 }
