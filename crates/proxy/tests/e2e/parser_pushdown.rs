@@ -279,12 +279,10 @@ async fn parser_pushdown_answers_as_the_proxy_path() {
                 let (template, path) = (template.as_str(), *path);
                 let q = fill(template, &sel, parser);
                 for step in ["60", "300"] {
-                    let mark = on_tap.len();
-                    let a_on = ask(&on, &q, step).await;
-                    let calls_on = on_tap.since(mark);
-                    let mark = off_tap.len();
-                    let a_off = ask(&off, &q, step).await;
-                    let calls_off = off_tap.since(mark);
+                    // Both at once: each tap logs only its own instance.
+                    let (mark_on, mark_off) = (on_tap.len(), off_tap.len());
+                    let (a_on, a_off) = tokio::join!(ask(&on, &q, step), ask(&off, &q, step));
+                    let (calls_on, calls_off) = (on_tap.since(mark_on), off_tap.since(mark_off));
                     compared += 1;
                     answered += usize::from(a_off.series() > 0);
                     let tally = per_selector.entry(sel.clone()).or_default();

@@ -148,6 +148,50 @@ pub(super) const QUERIES: &[(&str, Path)] = &[
         "count_over_time(SEL | PARSER | status >= 400 [5m]) by (app)",
         Path::Either,
     ),
+    // `without`, or no grouping: the label set is not finite.
+    (
+        "sum without (level) (count_over_time(SEL | PARSER | status >= 400 [5m]))",
+        Path::Proxy,
+    ),
+    (
+        "count_over_time(SEL | PARSER | status >= 400 [5m])",
+        Path::Proxy,
+    ),
+    // Ranges that are not a multiple of the step, and an offset.
+    (
+        "sum by (status) (count_over_time(SEL | PARSER | status >= 400 [90s]))",
+        Path::Pushed,
+    ),
+    (
+        "sum(rate(SEL | PARSER | latency_ms > 100 [7m]))",
+        Path::Pushed,
+    ),
+    (
+        "sum by (method) (count_over_time(SEL | PARSER | status >= 400 [5m] offset 10m))",
+        Path::Either,
+    ),
+    // Labels lokivl derives per entry, and stages after the parser that
+    // the pushdown may refuse.
+    (
+        "sum by (detected_level, service_name) (count_over_time(SEL | PARSER | status >= 400 [5m]))",
+        Path::Either,
+    ),
+    (
+        r#"sum by (status) (count_over_time(SEL | PARSER | status >= 400 |= "GET" [5m]))"#,
+        Path::Either,
+    ),
+    (
+        "sum by (code) (count_over_time(SEL | PARSER | label_format code=status | code >= 400 [5m]))",
+        Path::Either,
+    ),
+    (
+        r#"last_over_time(SEL | PARSER | unwrap latency_ms | __error__="" [5m]) by (app)"#,
+        Path::Either,
+    ),
+    (
+        "sum by (status) (count_over_time(SEL | PARSER | status >= 400 [5m])) > 1",
+        Path::Pushed,
+    ),
 ];
 
 /// The JSON query with a parameter list (`| json status="status"`), which
