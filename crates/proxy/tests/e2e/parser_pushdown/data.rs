@@ -70,12 +70,19 @@ fn dirt(kind: &str) -> &'static [&'static str] {
             "level=error status=500 method=GET latency_ms=300",
             "plain text, status 503",
             "",
+            r#"[{"status":500,"method":"GET"}]"#,
+            r#""status""#,
+            "500",
+            "{}",
+            "null",
         ],
         "truncated" => &[
             r#"{"level":"error","method":"GET","status":500,"latency_ms":1"#,
             r#"{"level":"info","status":"#,
             r#"{"status":503, "method":"GET""#,
             r#"{"status":500,"method":"GET","latency_ms":200}}"#,
+            r#"{"status":500,"method":"GET","latency_ms":210} trailing"#,
+            r#"{"status":500,"method":"POST"}{"status":200,"method":"GET"}"#,
         ],
         "dupkey" => &[
             r#"{"status":200,"status":500,"method":"GET","latency_ms":5}"#,
@@ -88,6 +95,8 @@ fn dirt(kind: &str) -> &'static [&'static str] {
             r#"{" status":503,"method":"POST","latency":{"ms":450}}"#,
             r#"{"status":500,"latency-ms":800,"latency_ms":3,"method":"PUT"}"#,
             r#"{"method":"GET","status":404,"latency_ms":20,"Status":500,"me.thod":"POST"}"#,
+            r#"{"status ":503,"method":"GET"," latency_ms ":7}"#,
+            r#"{"status":200,"sta tus":500,"method":"GET","latency_ms":1}"#,
         ],
         "escape" => &[
             r#"{"status":500,"method":"G\u0045T","latency_ms":120}"#,
@@ -98,6 +107,7 @@ fn dirt(kind: &str) -> &'static [&'static str] {
             "{\n  \"status\": 500,\n  \"method\": \"GET\",\n  \"latency_ms\": 180\n}",
             r#"{"status":500,"method":"GÉT","latency_ms":3,"msg":"tab\there ü"}"#,
             r#"{"status":404,"method":"GET","latency_ms":8,"msg":"latency ms status status"}"#,
+            r#"{"status":500,"method":"P\/UT","latency_ms":"4\/2"}"#,
         ],
         "nested" => &[
             r#"{"status":[500,404],"method":"GET","latency_ms":5}"#,
