@@ -16,6 +16,7 @@ mod live_extents;
 mod metadata_discovery;
 mod metric_discovery;
 mod needle;
+mod parser_pushdown;
 mod push_passthrough;
 mod shared_cache;
 mod soak;
