@@ -39,6 +39,7 @@ pub mod discovered {
     pub use crate::lower::discovery::{DETECTED_LEVEL, SERVICE_NAME, UNKNOWN_SERVICE};
 }
 pub use metric::line_level;
+pub use metric::parsed::SUSPECT_FIELD;
 pub use metric::{
     MetricPipe, NUMBER_FIELD, RangePlan, StatsFunc, VALUE_FIELD, ValueScale, bucket_start,
     guard_regex,

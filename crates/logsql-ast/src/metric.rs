@@ -104,12 +104,8 @@ impl RangePlan {
 
     /// Whether the function needs every raw value rather than bucket statistics.
     pub fn needs_raw(&self) -> bool {
-        Self::needs_raw_op(self.op)
-    }
-
-    fn needs_raw_op(op: RangeOp) -> bool {
         matches!(
-            op,
+            self.op,
             RangeOp::QuantileOverTime
                 | RangeOp::FirstOverTime
                 | RangeOp::LastOverTime
@@ -160,6 +156,9 @@ impl RangePlan {
         let mut fields = vec!["_time".to_owned()];
         if self.unwrap.is_some() {
             fields.push(NUMBER_FIELD.to_owned());
+        }
+        if self.guarded {
+            fields.push(parsed::SUSPECT_FIELD.to_owned());
         }
         fields.extend(by.iter().cloned());
         let mut q = self.selection();
@@ -332,11 +331,6 @@ fn push_parser(
     discovery: &Discovery,
 ) -> Result<Vec<crate::pipe::Pipe>, parsed::Refused> {
     let split = parsed::split(proxy_stages)?;
-    if RangePlan::needs_raw_op(r.op) {
-        return Err(parsed::Refused(
-            "raw samples of a parsed pipeline are read in the proxy".into(),
-        ));
-    }
     let mut names: Vec<String> = Vec::new();
     let mut numeric = Vec::new();
     let mut read_anywhere = Vec::new();
@@ -376,18 +370,21 @@ fn push_parser(
             "label {n:?} is derived per entry or from OTel attributes"
         )));
     }
-    let pushdown = parsed::JsonPushdown { names, numeric };
-    let mut pipes = pushdown.pipes();
     let filters: Vec<Filter> = split
         .filters
         .iter()
         .map(crate::lower::label_filter)
         .collect::<Result<_, _>>()
         .map_err(|e| parsed::Refused(e.to_string()))?;
-    if !filters.is_empty() {
-        pipes.push(crate::pipe::Pipe::Filter(parsed::or_suspect(Filter::and(
-            filters,
-        ))));
+    let filter = Filter::and(filters);
+    let pushdown = parsed::JsonPushdown {
+        names,
+        numeric,
+        filter: filter.clone(),
+    };
+    let mut pipes = pushdown.pipes();
+    if filter != Filter::All {
+        pipes.push(crate::pipe::Pipe::Filter(parsed::or_suspect(filter)));
     }
     Ok(pipes)
 }

@@ -72,6 +72,11 @@ pub struct Unpack {
     pub result_prefix: Option<String>,
     /// Rows the pipe parses (others get no extracted fields).
     pub only_if: Option<Filter>,
+    /// `keep_original_fields`: a non-empty field of an extracted name keeps
+    /// its value. With a `result_prefix` this changes no value, but
+    /// VictoriaLogs v1.26 needs it to keep reading stored fields named like
+    /// the unprefixed `fields` (it drops them from the fields it reads).
+    pub keep_original: bool,
 }
 
 fn write_fields(f: &mut fmt::Formatter<'_>, names: &[String]) -> fmt::Result {
@@ -166,6 +171,9 @@ impl fmt::Display for Unpack {
             f.write_str(" result_prefix ")?;
             write_quoted(f, p)?;
         }
+        if self.keep_original {
+            f.write_str(" keep_original_fields")?;
+        }
         Ok(())
     }
 }
@@ -192,6 +200,7 @@ mod tests {
             fields: vec!["a.b".into(), "c".into()],
             result_prefix: Some("p.".into()),
             only_if: None,
+            keep_original: false,
         });
         assert_eq!(
             u.to_string(),
@@ -203,10 +212,11 @@ mod tests {
             fields: Vec::new(),
             result_prefix: Some("q.".into()),
             only_if: Some(Filter::Empty("p.a".into())),
+            keep_original: true,
         });
         assert_eq!(
             u.to_string(),
-            r#"unpack_json if ("p.a":"") from _msg result_prefix "q.""#
+            r#"unpack_json if ("p.a":"") from _msg result_prefix "q." keep_original_fields"#
         );
     }
 

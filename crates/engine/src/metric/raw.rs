@@ -34,6 +34,20 @@ pub fn decode(
     grouping: Option<&Grouping>,
     divisor: f64,
 ) -> Result<Vec<RawSeries>, EngineError> {
+    Ok(decode_guarded(body, grouping, divisor)?.unwrap_or_default())
+}
+
+/// [`decode`], or `None` when a row is marked suspect by the guard of a
+/// parser run in VictoriaLogs (`logsql_ast`'s `__lokivl_g`): its samples
+/// may not be Loki's, and the range is evaluated from rows instead.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_guarded(
+    body: &mut (impl Source + ?Sized),
+    grouping: Option<&Grouping>,
+    divisor: f64,
+) -> Result<Option<Vec<RawSeries>>, EngineError> {
     let mut rows = Rows::new();
     Decoder::new()
         .decode(body, &mut rows)
@@ -42,6 +56,12 @@ pub fn decode(
     let mut by_labels: BTreeMap<Labels, Vec<(i64, f64)>> = BTreeMap::new();
     for row in &rows.rows {
         let fields = rows.fields_of(row);
+        if fields
+            .iter()
+            .any(|(n, v)| *n == logsql_ast::SUSPECT_FIELD && *v == "1")
+        {
+            return Ok(None);
+        }
         let v = fields
             .iter()
             .find(|(n, _)| *n == NUMBER_FIELD)
@@ -52,13 +72,15 @@ pub fn decode(
             .or_default()
             .push((row.time_ns, v / divisor));
     }
-    Ok(by_labels
-        .into_iter()
-        .map(|(labels, mut samples)| {
-            samples.sort_by_key(|s| s.0);
-            RawSeries { labels, samples }
-        })
-        .collect())
+    Ok(Some(
+        by_labels
+            .into_iter()
+            .map(|(labels, mut samples)| {
+                samples.sort_by_key(|s| s.0);
+                RawSeries { labels, samples }
+            })
+            .collect(),
+    ))
 }
 
 /// Evaluates a raw-sample range function (`param` is quantile's φ).

@@ -59,7 +59,7 @@ use crate::plan::PARSED_PREFIX;
 
 /// Set to `1` on suspect rows ([`JsonPushdown::pipes`]); the statistics
 /// count them ([`crate::StatsFunc::Suspect`]).
-pub(crate) const SUSPECT_FIELD: &str = "__lokivl_g";
+pub const SUSPECT_FIELD: &str = "__lokivl_g";
 /// Where a line is unpacked whole when no needed key was parsed from it.
 const WHOLE_PREFIX: &str = "__lokivl_all.";
 /// The whole unpack packed back into one JSON object.
@@ -91,6 +91,9 @@ pub(crate) struct JsonPushdown {
     pub(crate) names: Vec<String>,
     /// The labels compared as numbers.
     pub(crate) numeric: Vec<String>,
+    /// The label filters after the parser, lowered (over the resolved
+    /// fields); `*` when there are none.
+    pub(crate) filter: Filter,
 }
 
 impl JsonPushdown {
@@ -106,6 +109,7 @@ impl JsonPushdown {
                 fields: self.names.clone(),
                 result_prefix: Some(PARSED_PREFIX.to_owned()),
                 only_if: None,
+                keep_original: true,
             }));
         }
         let none_parsed = Filter::and(self.names.iter().map(|n| Filter::Empty(parsed(n))));
@@ -115,6 +119,7 @@ impl JsonPushdown {
             fields: Vec::new(),
             result_prefix: Some(WHOLE_PREFIX.to_owned()),
             only_if: (!self.names.is_empty()).then(|| none_parsed.clone()),
+            keep_original: false,
         }));
         out.push(Pipe::PackJson {
             fields: vec![format!("{WHOLE_PREFIX}*")],
@@ -141,22 +146,51 @@ impl JsonPushdown {
     /// `n` is still the stored field.
     fn suspect(&self, none_parsed: Filter) -> Filter {
         let msg = || "_msg".to_owned();
-        let mut any = vec![
-            Filter::and([
-                none_parsed,
-                Filter::Exact {
-                    field: PACKED_FIELD.to_owned(),
-                    value: "{}".to_owned(),
-                },
-            ]),
-            Filter::Regex {
+        // Loki's parser (and VictoriaLogs') read keys only from a line that
+        // starts with `{` after JSON whitespace; from any other line neither
+        // extracts anything, and both agree on its labels.
+        let brace = Filter::Regex {
+            field: msg(),
+            regex: r"^[ \t\n\r]*\{".to_owned(),
+        };
+        let mentions = |n: &str| {
+            let parts: Vec<&str> = n.split('_').collect();
+            let mut m = vec![Filter::Phrase {
                 field: msg(),
-                regex: r"\\u".to_owned(),
+                phrase: n.to_owned(),
+            }];
+            if parts.len() > 1 {
+                m.push(Filter::Seq {
+                    field: msg(),
+                    phrases: parts.iter().map(|p| (*p).to_owned()).collect(),
+                });
+                // Needed names are `[A-Za-z0-9_]`: nothing to escape.
+                m.push(Filter::Regex {
+                    field: msg(),
+                    regex: parts.join(r"[^\x00-\x7F]"),
+                });
+            }
+            m
+        };
+        // No key parsed and nothing in the whole line: not JSON (Loki tags
+        // it `JSONParserErr`) or no scalar value. Such a row matters when the
+        // filters keep it (Loki then fails, or drops it for `__error__=""`),
+        // or when Loki may have parsed a needed key before the error.
+        let mentioned = Filter::or(self.names.iter().flat_map(|n| mentions(n)));
+        let mut any = vec![Filter::and([
+            none_parsed,
+            Filter::Exact {
+                field: PACKED_FIELD.to_owned(),
+                value: "{}".to_owned(),
             },
-        ];
+            Filter::or([self.filter.clone(), Filter::and([brace.clone(), mentioned])]),
+        ])];
+        let mut json_line = vec![Filter::Regex {
+            field: msg(),
+            regex: r"\\u".to_owned(),
+        }];
         for n in &self.names {
             let parsed = format!("{PARSED_PREFIX}{n}");
-            let parts: Vec<&str> = n.split('_').collect();
             let mut key = vec![
                 Filter::Seq {
                     field: msg(),
@@ -180,19 +214,9 @@ impl JsonPushdown {
                     regex: r"[^\x00-\x{FFFC}\x{FFFE}-\x{10FFFF}]".to_owned(),
                 },
             ];
-            if parts.len() > 1 {
-                key.push(Filter::Seq {
-                    field: msg(),
-                    phrases: parts.iter().map(|p| (*p).to_owned()).collect(),
-                });
-                // Needed names are `[A-Za-z0-9_]`: nothing to escape.
-                key.push(Filter::Regex {
-                    field: msg(),
-                    regex: parts.join(r"[^\x00-\x7F]"),
-                });
-                any.extend(dotted(n).into_iter().map(Filter::NonEmpty));
-            }
-            any.push(Filter::and([Filter::Empty(n.clone()), Filter::or(key)]));
+            key.extend(mentions(n).into_iter().skip(1));
+            json_line.push(Filter::and([Filter::Empty(n.clone()), Filter::or(key)]));
+            any.extend(dotted(n).into_iter().map(Filter::NonEmpty));
             if self.numeric.contains(n) {
                 let not_integer = |f: &str| {
                     Filter::and([
@@ -210,6 +234,7 @@ impl JsonPushdown {
                 ]));
             }
         }
+        any.push(Filter::and([brace, Filter::or(json_line)]));
         Filter::or(any)
     }
 }

@@ -385,17 +385,25 @@ async fn fetch(
         let q = plan.raw_query(&by, rows_limit(&budget));
         let mut body = post(state, ctx, &q, vl_start, vl_end).await?;
         let (op, param) = (r.op, r.param.unwrap_or(0.0));
-        return cpu::run(work.deadline, body.byte_len(), move |_| {
+        let m = cpu::run(work.deadline, body.byte_len(), move |_| {
             if !budget.spend(body.row_count()) {
                 return Err(ApiError::Unsupported(format!(
                     "{op:?} needs every sample and more than {} fall in the query range; narrow the selector or the time range",
                     budget.max()
                 )));
             }
-            let series = raw::decode(&mut body, grouping.as_ref(), spec.divisor)?;
-            Ok(raw::evaluate(&series, &grid, &spec, param))
+            let series = raw::decode_guarded(&mut body, grouping.as_ref(), spec.divisor)?;
+            Ok(series.map(|s| raw::evaluate(&s, &grid, &spec, param)))
         })
-        .await;
+        .await?;
+        if plan.guarded {
+            state.metrics.observe_parser_pushdown(m.is_none());
+        }
+        // A suspect row: the proxy evaluates the range from rows.
+        return match m {
+            Some(m) => Ok(m),
+            None => fetch_rows(state, ctx, input, &grid, work).await,
+        };
     }
     let bucket = bucket_ns(&grid, range, vl_start, vl_end)?;
     let b = Bucketed {

@@ -25,15 +25,16 @@ fn a_numeric_filter_after_json_runs_in_victorialogs_with_its_guard() {
         q,
         concat!(
             r#"{app="api"}"#,
-            r#" | unpack_json from _msg fields ("status") result_prefix "__lokivl_parsed.""#,
+            r#" | unpack_json from _msg fields ("status") result_prefix "__lokivl_parsed." keep_original_fields"#,
             r#" | unpack_json if ("__lokivl_parsed.status":"") from _msg result_prefix "__lokivl_all.""#,
             r#" | pack_json fields ("__lokivl_all.*") as "__lokivl_p""#,
-            r#" | format if (("__lokivl_parsed.status":"" and "__lokivl_p":="{}")"#,
-            r#" or _msg:~"\\\\u""#,
-            r#" or ("status":"" and (_msg:seq("status","status") or (_msg:"status" and "__lokivl_parsed.status":"")"#,
-            r#" or "__lokivl_parsed.status":="["* or "__lokivl_parsed.status":~"[^\\x00-\\x{FFFC}\\x{FFFE}-\\x{10FFFF}]"))"#,
+            r#" | format if (("__lokivl_parsed.status":"" and "__lokivl_p":="{}""#,
+            r#" and ("status":>=400 or (_msg:~"^[ \\t\\n\\r]*\\{" and _msg:"status")))"#,
             r#" or ("status":* and !"status":~"^-?(?:0|[1-9][0-9]{0,14})$")"#,
-            r#" or ("status":"" and "__lokivl_parsed.status":* and !"__lokivl_parsed.status":~"^-?(?:0|[1-9][0-9]{0,14})$"))"#,
+            r#" or ("status":"" and "__lokivl_parsed.status":* and !"__lokivl_parsed.status":~"^-?(?:0|[1-9][0-9]{0,14})$")"#,
+            r#" or (_msg:~"^[ \\t\\n\\r]*\\{" and (_msg:~"\\\\u""#,
+            r#" or ("status":"" and (_msg:seq("status","status") or (_msg:"status" and "__lokivl_parsed.status":"")"#,
+            r#" or "__lokivl_parsed.status":="["* or "__lokivl_parsed.status":~"[^\\x00-\\x{FFFC}\\x{FFFE}-\\x{10FFFF}]")))))"#,
             r#" "1" as "__lokivl_g""#,
             r#" | format "<__lokivl_parsed.status>" as "status" keep_original_fields"#,
             r#" | filter "status":>=400 or "__lokivl_g":="1""#,
@@ -105,10 +106,6 @@ fn what_cannot_be_guarded_stays_in_the_proxy() {
         ),
         (r#"rate({app="api"} | json | __error__!="" [5m])"#, &none),
         (r#"rate({app="api"} | json [5m])"#, &error),
-        (
-            r#"quantile_over_time(0.5, {app="api"} | json | unwrap x [5m])"#,
-            &none,
-        ),
     ] {
         assert!(
             RangePlan::lower_with_parsers(&range(q), &g, grouping).is_err(),
@@ -123,4 +120,18 @@ fn what_cannot_be_guarded_stays_in_the_proxy() {
 fn dotted_spellings_cover_every_separator() {
     assert_eq!(super::dotted("a_b_c"), vec!["a.b_c", "a_b.c", "a.b.c"]);
     assert!(super::dotted("ab").is_empty());
+}
+
+#[test]
+fn raw_samples_carry_the_suspect_mark() {
+    let p = pushed(
+        r#"quantile_over_time(0.99, {app="api"} | json | unwrap latency_ms | __error__="" [5m])"#,
+        &["app"],
+    );
+    assert!(p.needs_raw() && p.guarded);
+    let q = p.raw_query(&["app".to_owned()], 1001);
+    assert!(
+        q.ends_with(r#" | fields _time, "__lokivl_n", "__lokivl_g", "app" | limit 1001"#),
+        "{q}"
+    );
 }
