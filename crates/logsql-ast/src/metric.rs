@@ -380,6 +380,7 @@ fn push_parser(
     let pushdown = parsed::JsonPushdown {
         names,
         numeric,
+        unwrapped: unwrap.map(|u| (u.label.clone(), guard_regex(u.conversion))),
         filter: filter.clone(),
     };
     let mut pipes = pushdown.pipes();

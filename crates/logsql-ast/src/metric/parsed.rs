@@ -44,7 +44,10 @@
 //!   the field of the label's own name.
 //! * **a label compared as a number holds anything but a plain integer** of
 //!   at most 15 digits: Loki fails on values that do not convert, and for
-//!   integers both sides parse the same float.
+//!   integers both sides parse the same float;
+//! * **the unwrapped label holds a value outside its conversion's grammar**
+//!   ([`crate::guard_regex`]): Go reads `0x1p4`, `NaN` or `Inf` where the
+//!   counts would call them conversion errors.
 //!
 //! Clean rows get, for every n in N, exactly Loki's value: stored n when
 //! non-empty, else the one top-level scalar key n with its JSON text
@@ -91,6 +94,11 @@ pub(crate) struct JsonPushdown {
     pub(crate) names: Vec<String>,
     /// The labels compared as numbers.
     pub(crate) numeric: Vec<String>,
+    /// The unwrapped label and the values its conversion is known to read
+    /// the same in Loki and VictoriaLogs (`guard_regex`): anything else
+    /// (`0x1p4`, `NaN`, `Inf`, `1e3µs`…) Loki may convert where the
+    /// VictoriaLogs path would call it an error.
+    pub(crate) unwrapped: Option<(String, &'static str)>,
     /// The label filters after the parser, lowered (over the resolved
     /// fields); `*` when there are none.
     pub(crate) filter: Filter,
@@ -217,21 +225,29 @@ impl JsonPushdown {
             key.extend(mentions(n).into_iter().skip(1));
             json_line.push(Filter::and([Filter::Empty(n.clone()), Filter::or(key)]));
             any.extend(dotted(n).into_iter().map(Filter::NonEmpty));
-            if self.numeric.contains(n) {
-                let not_integer = |f: &str| {
+            let grammars = self
+                .numeric
+                .contains(n)
+                .then_some(PLAIN_INTEGER)
+                .into_iter()
+                .chain(
+                    self.unwrapped
+                        .as_ref()
+                        .filter(|(u, _)| u == n)
+                        .map(|(_, g)| *g),
+                );
+            for grammar in grammars {
+                let outside = |f: &str| {
                     Filter::and([
                         Filter::NonEmpty(f.to_owned()),
                         Filter::not(Filter::Regex {
                             field: f.to_owned(),
-                            regex: PLAIN_INTEGER.to_owned(),
+                            regex: grammar.to_owned(),
                         }),
                     ])
                 };
-                any.push(not_integer(n));
-                any.push(Filter::and([
-                    Filter::Empty(n.clone()),
-                    not_integer(&parsed),
-                ]));
+                any.push(outside(n));
+                any.push(Filter::and([Filter::Empty(n.clone()), outside(&parsed)]));
             }
         }
         any.push(Filter::and([brace, Filter::or(json_line)]));
