@@ -38,6 +38,30 @@ pub enum Filter {
         /// The regex.
         regex: String,
     },
+    /// `f:"p"`: the phrase occurs in the field, bounded by non-word characters
+    /// where it starts or ends with a word character (VictoriaLogs' tokens are
+    /// `[A-Za-z0-9_]` and Unicode letters and digits).
+    Phrase {
+        /// The field name.
+        field: String,
+        /// The phrase.
+        phrase: String,
+    },
+    /// `f:seq("a","b")`: the phrases occur in this order, each after the end
+    /// of the one before (so `seq("x","x")` means two occurrences of `x`).
+    Seq {
+        /// The field name.
+        field: String,
+        /// The phrases, in order.
+        phrases: Vec<String>,
+    },
+    /// `f:="p"*`: the field's value starts with `p`.
+    ExactPrefix {
+        /// The field name.
+        field: String,
+        /// The prefix.
+        prefix: String,
+    },
     /// `f:>5`, `f:range[5,5]`: numeric comparison; non-numeric values never match.
     Range {
         /// The field name.
@@ -229,6 +253,28 @@ impl fmt::Display for Filter {
                 f.write_str(":~")?;
                 write_quoted(f, regex)
             }
+            Filter::Phrase { field, phrase } => {
+                write_field(f, field)?;
+                f.write_str(":")?;
+                write_quoted(f, phrase)
+            }
+            Filter::Seq { field, phrases } => {
+                write_field(f, field)?;
+                f.write_str(":seq(")?;
+                for (i, p) in phrases.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write_quoted(f, p)?;
+                }
+                f.write_str(")")
+            }
+            Filter::ExactPrefix { field, prefix } => {
+                write_field(f, field)?;
+                f.write_str(":=")?;
+                write_quoted(f, prefix)?;
+                f.write_str("*")
+            }
             Filter::Range { field, op, value } => {
                 write_field(f, field)?;
                 match op {
@@ -328,6 +374,21 @@ mod tests {
             value: 2.5,
         };
         assert_eq!(r.to_string(), r#""n":range[2.5,2.5]"#);
+        let p = Filter::Phrase {
+            field: "_msg".into(),
+            phrase: "a b".into(),
+        };
+        assert_eq!(p.to_string(), r#"_msg:"a b""#);
+        let q = Filter::Seq {
+            field: "_msg".into(),
+            phrases: vec!["x".into(), "y\"".into()],
+        };
+        assert_eq!(q.to_string(), r#"_msg:seq("x","y\"")"#);
+        let e = Filter::ExactPrefix {
+            field: "p.v".into(),
+            prefix: "[".into(),
+        };
+        assert_eq!(e.to_string(), r#""p.v":="["*"#);
         let r = Filter::Range {
             field: "n".into(),
             op: RangeOp::Le,
