@@ -24,7 +24,7 @@
 //! * keys: Loki sanitizes (every character outside `[A-Za-z0-9_]` becomes
 //!   `_`), VictoriaLogs matches the key as written; both trim Unicode spaces;
 //! * repeated keys: Loki keeps the first non-empty value, VictoriaLogs
-//!   another one;
+//!   the last one;
 //! * values with U+FFFD (or invalid UTF-8): Loki blanks those characters.
 //!
 //! The filter is the disjunction of one test per difference; see
@@ -42,6 +42,11 @@ const MSG: &str = "_msg";
 const ALIAS_SEP: &str = r#"[^0-9A-Za-z_= "]"#;
 /// As [`ALIAS_SEP`], `_` included.
 const ANY_SEP: &str = r#"[^0-9A-Za-z= "]"#;
+
+/// The Unicode spaces Go's `strings.TrimSpace` (which both parsers apply to
+/// keys) trims beyond ASCII, which separate neither parser's tokens.
+const UNICODE_SPACE: &str =
+    r"[\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]";
 
 /// The rows where VictoriaLogs' `unpack_logfmt fields (names) result_prefix
 /// parsed_prefix` (each name then copied to its own field with
@@ -102,11 +107,16 @@ const ANY_SEP: &str = r#"[^0-9A-Za-z= "]"#;
 /// holds `"` (no name equals such a key) or whose unquoted value holds `=` or
 /// `"`. Terms per name `n`:
 ///
-/// 4. `_msg:seq("n","n")`: `n` occurs twice as a word. Every key that is
-///    `n` once both have trimmed Unicode spaces is such a word (it is bounded
-///    by a space, the line's ends, `=` or a Unicode space), so a line where
-///    Loki's first non-empty value of `n` is not the one VictoriaLogs keeps
-///    (repeated keys, bare keys, empty values) has two.
+/// 4. `_msg:seq("n=","n")`, or `_msg:seq("n","n")` on a line with a
+///    Unicode space ([`UNICODE_SPACE`]): a repeated key. Loki keeps the
+///    first non-empty value, VictoriaLogs the last one (its `unpack` adds
+///    every pair and the last column of a name wins). They differ only when
+///    a non-empty value comes before another occurrence of the key. Every
+///    key that is `n` once both have trimmed Unicode spaces is the word `n`
+///    (bounded by a space, the line's ends, `=` or a Unicode space), and one
+///    with a value is `n=`, unless a Unicode space stands between. The word
+///    `n` in a message before the key (`msg="job done" job=etl`) is not
+///    flagged.
 /// 5. `parsed_prefix + n` holding `=` or `"`: the value Loki drops when it
 ///    is unquoted (quoted ones are flagged too, conservatively); an opening
 ///    quote of `n`'s own value that never closes leaves VictoriaLogs a value
@@ -131,7 +141,11 @@ pub fn logfmt_suspect(names: &[String], parsed_prefix: &str) -> Filter {
     let quote_before = Filter::or(names.iter().map(|n| seq(&["\"", n.as_str()])));
     terms.push(Filter::and([quote_before, quote_desync()]));
     for n in names {
-        terms.push(seq(&[n.as_str(), n.as_str()]));
+        terms.push(seq(&[&format!("{n}="), n.as_str()]));
+        terms.push(Filter::and([
+            seq(&[n.as_str(), n.as_str()]),
+            regex(MSG, UNICODE_SPACE),
+        ]));
         let parsed = format!("{parsed_prefix}{n}");
         terms.push(phrase(&parsed, "="));
         terms.push(phrase(&parsed, "\""));
@@ -258,6 +272,8 @@ mod tests {
         r#"(_msg:seq("\"","\"","\"") and (_msg:~"=\"[^\"]*(\"[^ ]|$)" or _msg:~"\"[^ =]*=\"")))"#,
     );
 
+    const SPACES: &str = r#"_msg:~"[\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]""#;
+
     #[test]
     fn prints_the_line_terms_and_the_terms_of_a_plain_name() {
         let f = logfmt_suspect(&names(&["level"]), P);
@@ -265,10 +281,11 @@ mod tests {
             f.to_string(),
             format!(
                 concat!(
-                    r#"{}(_msg:seq("\"","level") and {}) or _msg:seq("level","level") or "#,
+                    r#"{}(_msg:seq("\"","level") and {}) or _msg:seq("level=","level") or "#,
+                    r#"(_msg:seq("level","level") and {}) or "#,
                     r#""__lokivl_parsed.level":"=" or "__lokivl_parsed.level":"\"""#
                 ),
-                LINE, DESYNC
+                LINE, DESYNC, SPACES
             )
         );
     }
@@ -281,12 +298,13 @@ mod tests {
             format!(
                 concat!(
                     r#"{}((_msg:seq("\"","duration_ms") or _msg:seq("\"","status")) and {}) or "#,
-                    r#"_msg:seq("duration_ms","duration_ms") or "__lokivl_parsed.duration_ms":"=" or "#,
+                    r#"_msg:seq("duration_ms=","duration_ms") or "#,
+                    r#"(_msg:seq("duration_ms","duration_ms") and {}) or "__lokivl_parsed.duration_ms":"=" or "#,
                     r#""__lokivl_parsed.duration_ms":"\"" or _msg:~"duration[^0-9A-Za-z_= \"]ms" or "#,
-                    r#"_msg:seq("status","status") or "__lokivl_parsed.status":"=" or "#,
-                    r#""__lokivl_parsed.status":"\"""#
+                    r#"_msg:seq("status=","status") or (_msg:seq("status","status") and {}) or "#,
+                    r#""__lokivl_parsed.status":"=" or "__lokivl_parsed.status":"\"""#
                 ),
-                LINE, DESYNC
+                LINE, DESYNC, SPACES, SPACES
             )
         );
     }

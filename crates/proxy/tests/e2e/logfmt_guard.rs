@@ -135,6 +135,12 @@ const ADVERSARIAL: &[&str] = &[
     "\u{a0}K=a",
     "K\u{a0}=a",
     "x=1 \u{a0}K=a K=b",
+    "K\u{a0}=a K=b",
+    "K\u{3000}=a K",
+    // The name as a word before or after its key, in a message.
+    "msg=\"K done\" K=a",
+    "K=a msg=\"K done\"",
+    "K=a msg=\"done K\"",
     "K=a\u{a0}b x=1",
     "K=a\u{2003}x=1",
     // Keys that are prefixes, suffixes or neighbours of the name.
@@ -188,6 +194,10 @@ fn clean_lines() -> Vec<String> {
         ));
         out.push(format!(
             "level={level} msg=done status={status} duration_ms={i} trace_id=x-{i}-y"
+        ));
+        // Names as words in a message before their keys.
+        out.push(format!(
+            "msg=\"status and level changed, duration_ms logged\" level={level} status={status} duration_ms={i}"
         ));
     }
     out
