@@ -107,16 +107,19 @@ const UNICODE_SPACE: &str =
 /// holds `"` (no name equals such a key) or whose unquoted value holds `=` or
 /// `"`. Terms per name `n`:
 ///
-/// 4. `_msg:seq("n=","n")`, or `_msg:seq("n","n")` on a line with a
-///    Unicode space ([`UNICODE_SPACE`]): a repeated key. Loki keeps the
-///    first non-empty value, VictoriaLogs the last one (its `unpack` adds
-///    every pair and the last column of a name wins). They differ only when
-///    a non-empty value comes before another occurrence of the key. Every
-///    key that is `n` once both have trimmed Unicode spaces is the word `n`
-///    (bounded by a space, the line's ends, `=` or a Unicode space), and one
-///    with a value is `n=`, unless a Unicode space stands between. The word
-///    `n` in a message before the key (`msg="job done" job=etl`) is not
-///    flagged.
+/// 4. A repeated key: `_msg:seq("n=","n")` and, after that `n=`, another
+///    ` n=`, a bare ` n ` or ` n` ending the line (`seq("n="," n=")`,
+///    `seq("n="," n ")`, `_msg:~" n$"`); or `_msg:seq("n","n")` on a line
+///    with a Unicode space ([`UNICODE_SPACE`]). Loki keeps the first
+///    non-empty value, VictoriaLogs the last one (its `unpack` adds every
+///    pair and the last column of a name wins), so they differ only when a
+///    non-empty value comes before another occurrence of the key. Every key
+///    that is `n` once both have trimmed Unicode spaces is the word `n`, and
+///    one with a value is `n=` unless a Unicode space stands between. Without
+///    terms 1–3 a later key starts after a space or a Unicode space, and is
+///    followed by `=`, a space, the end or a Unicode space. The word `n`
+///    elsewhere (in a message, `msg="job done" job=etl`, or in a value,
+///    `service=payment-service`) is not flagged.
 /// 5. `parsed_prefix + n` holding `=` or `"`: the value Loki drops when it
 ///    is unquoted (quoted ones are flagged too, conservatively); an opening
 ///    quote of `n`'s own value that never closes leaves VictoriaLogs a value
@@ -141,7 +144,15 @@ pub fn logfmt_suspect(names: &[String], parsed_prefix: &str) -> Filter {
     let quote_before = Filter::or(names.iter().map(|n| seq(&["\"", n.as_str()])));
     terms.push(Filter::and([quote_before, quote_desync()]));
     for n in names {
-        terms.push(seq(&[&format!("{n}="), n.as_str()]));
+        let key = format!("{n}=");
+        terms.push(Filter::and([
+            seq(&[&key, n]),
+            Filter::or([
+                seq(&[&key, &format!(" {key}")]),
+                seq(&[&key, &format!(" {n} ")]),
+                regex(MSG, &format!(" {}$", regex_escape(n))),
+            ]),
+        ]));
         terms.push(Filter::and([
             seq(&[n.as_str(), n.as_str()]),
             regex(MSG, UNICODE_SPACE),
@@ -281,7 +292,8 @@ mod tests {
             f.to_string(),
             format!(
                 concat!(
-                    r#"{}(_msg:seq("\"","level") and {}) or _msg:seq("level=","level") or "#,
+                    r#"{}(_msg:seq("\"","level") and {}) or (_msg:seq("level=","level") and "#,
+                    r#"(_msg:seq("level="," level=") or _msg:seq("level="," level ") or _msg:~" level$")) or "#,
                     r#"(_msg:seq("level","level") and {}) or "#,
                     r#""__lokivl_parsed.level":"=" or "__lokivl_parsed.level":"\"""#
                 ),
@@ -298,10 +310,12 @@ mod tests {
             format!(
                 concat!(
                     r#"{}((_msg:seq("\"","duration_ms") or _msg:seq("\"","status")) and {}) or "#,
-                    r#"_msg:seq("duration_ms=","duration_ms") or "#,
+                    r#"(_msg:seq("duration_ms=","duration_ms") and (_msg:seq("duration_ms="," duration_ms=") or "#,
+                    r#"_msg:seq("duration_ms="," duration_ms ") or _msg:~" duration_ms$")) or "#,
                     r#"(_msg:seq("duration_ms","duration_ms") and {}) or "__lokivl_parsed.duration_ms":"=" or "#,
                     r#""__lokivl_parsed.duration_ms":"\"" or _msg:~"duration[^0-9A-Za-z_= \"]ms" or "#,
-                    r#"_msg:seq("status=","status") or (_msg:seq("status","status") and {}) or "#,
+                    r#"(_msg:seq("status=","status") and (_msg:seq("status="," status=") or "#,
+                    r#"_msg:seq("status="," status ") or _msg:~" status$")) or (_msg:seq("status","status") and {}) or "#,
                     r#""__lokivl_parsed.status":"=" or "__lokivl_parsed.status":"\"""#
                 ),
                 LINE, DESYNC, SPACES, SPACES

@@ -141,6 +141,12 @@ const ADVERSARIAL: &[&str] = &[
     "msg=\"K done\" K=a",
     "K=a msg=\"K done\"",
     "K=a msg=\"done K\"",
+    "K=a x=K-1 y=a.K",
+    "K=a x=a-K y=a-K",
+    "K=a x=a-K",
+    "K=a x=1 K",
+    "K=a x=1 K y=2",
+    "K=a K=a",
     "K=a\u{a0}b x=1",
     "K=a\u{2003}x=1",
     // Keys that are prefixes, suffixes or neighbours of the name.
@@ -194,6 +200,10 @@ fn clean_lines() -> Vec<String> {
         ));
         out.push(format!(
             "level={level} msg=done status={status} duration_ms={i} trace_id=x-{i}-y"
+        ));
+        // Names as words in values.
+        out.push(format!(
+            "level={level} status={status} service=level-status duration_ms={i} host=x-level trace_id=a-trace_id"
         ));
         // Names as words in a message before their keys.
         out.push(format!(
