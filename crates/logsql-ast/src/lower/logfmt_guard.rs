@@ -120,7 +120,7 @@ const UNICODE_SPACE: &str =
 /// 4. A repeated key: `_msg:seq("n=","n")` and, after that `n=`, another
 ///    ` n=`, a bare ` n ` or ` n` ending the line (`seq("n="," n=")`,
 ///    `seq("n="," n ")`, `_msg:~" n$"`); or `_msg:seq("n","n")` on a line
-///    with a Unicode space ([`UNICODE_SPACE`]). Loki keeps the first
+///    with a Unicode space (`UNICODE_SPACE`). Loki keeps the first
 ///    non-empty value, VictoriaLogs the last one (its `unpack` adds every
 ///    pair and the last column of a name wins), so they differ only when a
 ///    non-empty value comes before another occurrence of the key. Every key
