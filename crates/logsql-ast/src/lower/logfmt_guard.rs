@@ -87,40 +87,38 @@ const UNICODE_SPACE: &str =
 /// next `"` in both; VictoriaLogs stops parsing when that quote is not
 /// followed by a space or the end, and Loki stops when there is none. All of
 /// that can only change a name's value when a `"` comes before the name's
-/// key, so term 3 is `seq("\"", n)` for some needed `n`, and one of:
+/// key, so term 3 is `seq("\"", n)` for some needed `n`, a `="`
+/// (`_msg:"=\""`: nothing is quoted without one), and one of:
 ///
 /// * `_msg:" =\""`, `_msg:="=\""*`: an empty key opening a quote;
-/// * one quote (`!seq("\"","\"")`) that opens a value (`_msg:"=\""`): it
-///   never closes;
-/// * exactly two quotes (`seq("\"","\"") and !seq("\"","\"","\"")`) where
-///   the second follows a `=` (`seq("\"","=\"")`: a key quote or a closing
-///   quote glued to a value, or a second value never closed), or the first
-///   opens a value (`_msg:"=\""`) and the second is followed by neither a
-///   space (`seq("\"","\" ")`) nor the end (`_msg:~"\"$"`); with two quotes
-///   and no `="` nothing is quoted at all;
-/// * three quotes or more, a `="` (nothing is quoted without one), and
-///   `_msg:~"=\"[^\"]*(\"[^ ]|$)"` (from some `="`, the next quote is glued
-///   to what follows, or there is none) or `_msg:~"\"[^ =\"]*=\""` (a `"` in
-///   a key whose value opens a quote: the key's last `"` is followed by
-///   neither a space, a `=` nor a `"` up to the `="`).
+/// * at most two quotes (`!seq("\"","\"","\"")`) where the second follows a
+///   `=` (`seq("\"","=\"")`: a key quote or a closing quote glued to a
+///   value, or a second value never closed), or is missing or followed by
+///   neither a space (`seq("\"","\" ")`) nor the end (`_msg:~"\"$"`);
+///   otherwise the first opens the value the second closes, or the only
+///   quote opens a value at the end of the line, which changes nothing;
+/// * three quotes or more and `_msg:~"=\"[^\"]*(\"[^ ]|$)"` (from some
+///   `="`, the next quote is glued to what follows, or there is none) or
+///   `_msg:~"\"[^ =\"]*=\""` (a `"` in a key whose value opens a quote: the
+///   key's last `"` is followed by neither a space, a `=` nor a `"` up to
+///   the `="`).
 ///
 /// VictoriaLogs runs a regex with a literal prefix by trying the rest of the
 /// regex, anchored, at every occurrence of the prefix. So each of these
 /// regexes stops at the next quote (`[^ =]*` instead of `[^ ="]*` cost 28 s
 /// over 121k JSON lines, each with dozens of quotes and no space: quadratic
-/// in a line's quotes), and the one that starts at every quote runs only on
-/// lines with a `="` (even linear, it cost 2 s on those JSON lines, which
-/// have none).
+/// in a line's quotes), and all run only on lines with a `="` (even linear,
+/// the one starting at every quote cost 2 s on those JSON lines).
 ///
 /// Without 1–3 the tokens up to each needed name's key are the same bytes in
 /// both, with the same values, except that Loki drops a token whose key
 /// holds `"` (no name equals such a key) or whose unquoted value holds `=` or
 /// `"`. Terms per name `n`:
 ///
-/// 4. A repeated key: `_msg:seq("n=","n")` and, after that `n=`, another
+/// 4. A repeated key: `_msg:seq("n","n")` and either a Unicode space
+///    (`UNICODE_SPACE`) or `seq("n=","n")` with, after that `n=`, another
 ///    ` n=`, a bare ` n ` or ` n` ending the line (`seq("n="," n=")`,
-///    `seq("n="," n ")`, `_msg:~" n$"`); or `_msg:seq("n","n")` on a line
-///    with a Unicode space (`UNICODE_SPACE`). Loki keeps the first
+///    `seq("n="," n ")`, `_msg:~" n$"`). Loki keeps the first
 ///    non-empty value, VictoriaLogs the last one (its `unpack` adds every
 ///    pair and the last column of a name wins), so they differ only when a
 ///    non-empty value comes before another occurrence of the key. Every key
@@ -155,17 +153,21 @@ pub fn logfmt_suspect(names: &[String], parsed_prefix: &str) -> Filter {
     terms.push(Filter::and([quote_before, quote_desync()]));
     for n in names {
         let key = format!("{n}=");
-        terms.push(Filter::and([
-            seq(&[&key, n]),
-            Filter::or([
-                seq(&[&key, &format!(" {key}")]),
-                seq(&[&key, &format!(" {n} ")]),
-                regex(MSG, &format!(" {}$", regex_escape(n))),
-            ]),
-        ]));
+        // `seq(n=, n)` implies `seq(n, n)`: one pass over a line naming `n`
+        // once.
         terms.push(Filter::and([
             seq(&[n.as_str(), n.as_str()]),
-            regex(MSG, UNICODE_SPACE),
+            Filter::or([
+                Filter::and([
+                    seq(&[&key, n]),
+                    Filter::or([
+                        seq(&[&key, &format!(" {key}")]),
+                        seq(&[&key, &format!(" {n} ")]),
+                        regex(MSG, &format!(" {}$", regex_escape(n))),
+                    ]),
+                ]),
+                regex(MSG, UNICODE_SPACE),
+            ]),
         ]));
         let parsed = format!("{parsed_prefix}{n}");
         terms.push(phrase(&parsed, "="));
@@ -180,33 +182,33 @@ pub fn logfmt_suspect(names: &[String], parsed_prefix: &str) -> Filter {
 /// Term 3 of [`logfmt_suspect`] but its `seq("\"", n)`: the line's quotes may
 /// put the two parsers at different places.
 fn quote_desync() -> Filter {
-    let opens = || phrase(MSG, "=\"");
     let quotes = |k: usize| seq(&vec!["\""; k]);
-    Filter::or([
-        phrase(MSG, " =\""),
-        Filter::ExactPrefix {
-            field: MSG.to_owned(),
-            prefix: "=\"".to_owned(),
-        },
-        Filter::and([Filter::not(quotes(2)), opens()]),
-        Filter::and([
-            quotes(2),
-            Filter::not(quotes(3)),
-            Filter::or([
-                seq(&["\"", "=\""]),
-                Filter::and([
-                    opens(),
-                    Filter::not(seq(&["\"", "\" "])),
-                    Filter::not(regex(MSG, "\"$")),
+    // Every case below has a `="`; testing it first spares the other passes
+    // on lines without one (JSON, most plain text).
+    Filter::and([
+        phrase(MSG, "=\""),
+        Filter::or([
+            phrase(MSG, " =\""),
+            Filter::ExactPrefix {
+                field: MSG.to_owned(),
+                prefix: "=\"".to_owned(),
+            },
+            Filter::and([
+                Filter::not(quotes(3)),
+                Filter::or([
+                    seq(&["\"", "=\""]),
+                    Filter::and([
+                        Filter::not(seq(&["\"", "\" "])),
+                        Filter::not(regex(MSG, "\"$")),
+                    ]),
                 ]),
             ]),
-        ]),
-        Filter::and([
-            quotes(3),
-            opens(),
-            Filter::or([
-                regex(MSG, r#"="[^"]*("[^ ]|$)"#),
-                regex(MSG, r#""[^ ="]*=""#),
+            Filter::and([
+                quotes(3),
+                Filter::or([
+                    regex(MSG, r#"="[^"]*("[^ ]|$)"#),
+                    regex(MSG, r#""[^ ="]*=""#),
+                ]),
             ]),
         ]),
     ])
@@ -288,14 +290,25 @@ mod tests {
     /// The line terms, and term 3 up to its `seq("\"", n)`.
     const LINE: &str = r#"_msg:~"[\\x00-\\x1f\\\\\\x{FFFD}]" or _msg:"='" or _msg:"=`" or "#;
     const DESYNC: &str = concat!(
-        r#"(_msg:" =\"" or _msg:="=\""* or (!_msg:seq("\"","\"") and _msg:"=\"") or "#,
-        r#"(_msg:seq("\"","\"") and !_msg:seq("\"","\"","\"") and (_msg:seq("\"","=\"") or "#,
-        r#"(_msg:"=\"" and !_msg:seq("\"","\" ") and !_msg:~"\"$"))) or "#,
-        r#"(_msg:seq("\"","\"","\"") and _msg:"=\"" and (_msg:~"=\"[^\"]*(\"[^ ]|$)" or "#,
-        r#"_msg:~"\"[^ =\"]*=\"")))"#,
+        r#"_msg:"=\"" and (_msg:" =\"" or _msg:="=\""* or "#,
+        r#"(!_msg:seq("\"","\"","\"") and (_msg:seq("\"","=\"") or "#,
+        r#"(!_msg:seq("\"","\" ") and !_msg:~"\"$"))) or "#,
+        r#"(_msg:seq("\"","\"","\"") and (_msg:~"=\"[^\"]*(\"[^ ]|$)" or _msg:~"\"[^ =\"]*=\"")))"#,
     );
-
     const SPACES: &str = r#"_msg:~"[\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]""#;
+
+    /// Terms 4 and 5 of `n`.
+    fn per_name(n: &str) -> String {
+        format!(
+            concat!(
+                r#"(_msg:seq("{n}","{n}") and ((_msg:seq("{n}=","{n}") and (_msg:seq("{n}="," {n}=") or "#,
+                r#"_msg:seq("{n}="," {n} ") or _msg:~" {n}$")) or {spaces})) or "#,
+                r#""__lokivl_parsed.{n}":"=" or "__lokivl_parsed.{n}":"\"""#
+            ),
+            n = n,
+            spaces = SPACES
+        )
+    }
 
     #[test]
     fn prints_the_line_terms_and_the_terms_of_a_plain_name() {
@@ -303,13 +316,8 @@ mod tests {
         assert_eq!(
             f.to_string(),
             format!(
-                concat!(
-                    r#"{}(_msg:seq("\"","level") and {}) or (_msg:seq("level=","level") and "#,
-                    r#"(_msg:seq("level="," level=") or _msg:seq("level="," level ") or _msg:~" level$")) or "#,
-                    r#"(_msg:seq("level","level") and {}) or "#,
-                    r#""__lokivl_parsed.level":"=" or "__lokivl_parsed.level":"\"""#
-                ),
-                LINE, DESYNC, SPACES
+                r#"{LINE}(_msg:seq("\"","level") and {DESYNC}) or {}"#,
+                per_name("level")
             )
         );
     }
@@ -322,15 +330,12 @@ mod tests {
             format!(
                 concat!(
                     r#"{}((_msg:seq("\"","duration_ms") or _msg:seq("\"","status")) and {}) or "#,
-                    r#"(_msg:seq("duration_ms=","duration_ms") and (_msg:seq("duration_ms="," duration_ms=") or "#,
-                    r#"_msg:seq("duration_ms="," duration_ms ") or _msg:~" duration_ms$")) or "#,
-                    r#"(_msg:seq("duration_ms","duration_ms") and {}) or "__lokivl_parsed.duration_ms":"=" or "#,
-                    r#""__lokivl_parsed.duration_ms":"\"" or _msg:~"duration[^0-9A-Za-z_= \"]ms" or "#,
-                    r#"(_msg:seq("status=","status") and (_msg:seq("status="," status=") or "#,
-                    r#"_msg:seq("status="," status ") or _msg:~" status$")) or (_msg:seq("status","status") and {}) or "#,
-                    r#""__lokivl_parsed.status":"=" or "__lokivl_parsed.status":"\"""#
+                    r#"{} or _msg:~"duration[^0-9A-Za-z_= \"]ms" or {}"#
                 ),
-                LINE, DESYNC, SPACES, SPACES
+                LINE,
+                DESYNC,
+                per_name("duration_ms"),
+                per_name("status")
             )
         );
     }
