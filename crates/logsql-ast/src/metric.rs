@@ -377,7 +377,8 @@ fn push_parser(
         .collect::<Result<_, _>>()
         .map_err(|e| parsed::Refused(e.to_string()))?;
     let filter = Filter::and(filters);
-    let pushdown = parsed::JsonPushdown {
+    let pushdown = parsed::ParsedPushdown {
+        format: split.format,
         names,
         numeric,
         unwrapped: unwrap.map(|u| (u.label.clone(), guard_regex(u.conversion))),
