@@ -38,6 +38,7 @@ pub use lower::{Discovery, loki_order, lower_log, lower_selector};
 pub mod discovered {
     pub use crate::lower::discovery::{DETECTED_LEVEL, SERVICE_NAME, UNKNOWN_SERVICE};
 }
+pub use lower::logfmt_guard::logfmt_suspect;
 pub use metric::line_level;
 pub use metric::parsed::SUSPECT_FIELD;
 pub use metric::{

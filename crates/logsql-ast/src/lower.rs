@@ -22,6 +22,7 @@
 pub(crate) mod discovery;
 mod label;
 mod line;
+pub(crate) mod logfmt_guard;
 mod needle;
 mod selector;
 

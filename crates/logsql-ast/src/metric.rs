@@ -377,9 +377,11 @@ fn push_parser(
         .collect::<Result<_, _>>()
         .map_err(|e| parsed::Refused(e.to_string()))?;
     let filter = Filter::and(filters);
-    let pushdown = parsed::JsonPushdown {
+    let pushdown = parsed::ParsedPushdown {
+        format: split.format,
         names,
         numeric,
+        unwrapped: unwrap.map(|u| (u.label.clone(), guard_regex(u.conversion))),
         filter: filter.clone(),
     };
     let mut pipes = pushdown.pipes();

@@ -44,7 +44,10 @@
 //!   the field of the label's own name.
 //! * **a label compared as a number holds anything but a plain integer** of
 //!   at most 15 digits: Loki fails on values that do not convert, and for
-//!   integers both sides parse the same float.
+//!   integers both sides parse the same float;
+//! * **the unwrapped label holds a value outside its conversion's grammar**
+//!   ([`crate::guard_regex`]): Go reads `0x1p4`, `NaN` or `Inf` where the
+//!   counts would call them conversion errors.
 //!
 //! Clean rows get, for every n in N, exactly Loki's value: stored n when
 //! non-empty, else the one top-level scalar key n with its JSON text
@@ -85,21 +88,37 @@ pub(crate) fn or_suspect(filter: Filter) -> Filter {
 
 /// The parsing part of a pushed-down metric pipeline.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct JsonPushdown {
+pub(crate) struct ParsedPushdown {
+    /// `| json` or `| logfmt`.
+    pub(crate) format: UnpackFormat,
     /// The labels the query reads after the parser, each resolved into the
     /// field of its own name.
     pub(crate) names: Vec<String>,
     /// The labels compared as numbers.
     pub(crate) numeric: Vec<String>,
+    /// The unwrapped label and the values its conversion is known to read
+    /// the same in Loki and VictoriaLogs (`guard_regex`): anything else
+    /// (`0x1p4`, `NaN`, `Inf`, `1e3µs`…) Loki may convert where the
+    /// VictoriaLogs path would call it an error.
+    pub(crate) unwrapped: Option<(String, &'static str)>,
     /// The label filters after the parser, lowered (over the resolved
     /// fields); `*` when there are none.
     pub(crate) filter: Filter,
 }
 
-impl JsonPushdown {
+impl ParsedPushdown {
     /// The pipes after the selection: unpack, the guard's marker, and the
     /// resolution of each needed label into the field of its name.
     pub(crate) fn pipes(&self) -> Vec<Pipe> {
+        match self.format {
+            UnpackFormat::Json => self.json_pipes(),
+            UnpackFormat::Logfmt => self.logfmt_pipes(),
+        }
+    }
+
+    /// The pipes of `| json`: a line that fails to parse is Loki's
+    /// `JSONParserErr`, so the guard also proves the line is JSON.
+    fn json_pipes(&self) -> Vec<Pipe> {
         let parsed = |n: &str| format!("{PARSED_PREFIX}{n}");
         let mut out = Vec::new();
         if !self.names.is_empty() {
@@ -131,14 +150,7 @@ impl JsonPushdown {
             to: SUSPECT_FIELD.to_owned(),
             keep_original: false,
         }));
-        for n in &self.names {
-            out.push(Pipe::Format(Format {
-                only_if: None,
-                template: format!("<{}>", parsed(n)),
-                to: n.clone(),
-                keep_original: true,
-            }));
-        }
+        out.extend(self.resolutions());
         out
     }
 
@@ -216,26 +228,87 @@ impl JsonPushdown {
             ];
             key.extend(mentions(n).into_iter().skip(1));
             json_line.push(Filter::and([Filter::Empty(n.clone()), Filter::or(key)]));
+        }
+        any.extend(self.common_terms());
+        any.push(Filter::and([brace, Filter::or(json_line)]));
+        Filter::or(any)
+    }
+    /// The terms both parsers share: a stored field spelling a needed label
+    /// with dots, and values outside the grammar a comparison or the
+    /// conversion of `unwrap` reads alike in Loki and VictoriaLogs.
+    fn common_terms(&self) -> Vec<Filter> {
+        let mut any = Vec::new();
+        for n in &self.names {
+            let parsed = format!("{PARSED_PREFIX}{n}");
             any.extend(dotted(n).into_iter().map(Filter::NonEmpty));
-            if self.numeric.contains(n) {
-                let not_integer = |f: &str| {
+            let grammars = self
+                .numeric
+                .contains(n)
+                .then_some(PLAIN_INTEGER)
+                .into_iter()
+                .chain(
+                    self.unwrapped
+                        .as_ref()
+                        .filter(|(u, _)| u == n)
+                        .map(|(_, g)| *g),
+                );
+            for grammar in grammars {
+                let outside = |f: &str| {
                     Filter::and([
                         Filter::NonEmpty(f.to_owned()),
                         Filter::not(Filter::Regex {
                             field: f.to_owned(),
-                            regex: PLAIN_INTEGER.to_owned(),
+                            regex: grammar.to_owned(),
                         }),
                     ])
                 };
-                any.push(not_integer(n));
-                any.push(Filter::and([
-                    Filter::Empty(n.clone()),
-                    not_integer(&parsed),
-                ]));
+                any.push(outside(n));
+                any.push(Filter::and([Filter::Empty(n.clone()), outside(&parsed)]));
             }
         }
-        any.push(Filter::and([brace, Filter::or(json_line)]));
-        Filter::or(any)
+        any
+    }
+
+    /// The pipes of `| logfmt`: Loki's non-strict logfmt raises no error,
+    /// so only the values are guarded ([`crate::logfmt_suspect`]).
+    fn logfmt_pipes(&self) -> Vec<Pipe> {
+        if self.names.is_empty() {
+            return Vec::new();
+        }
+        let mut out = vec![Pipe::Unpack(Unpack {
+            format: UnpackFormat::Logfmt,
+            from: "_msg".to_owned(),
+            fields: self.names.clone(),
+            result_prefix: Some(PARSED_PREFIX.to_owned()),
+            only_if: None,
+            keep_original: true,
+        })];
+        let mut any = vec![crate::logfmt_suspect(&self.names, PARSED_PREFIX)];
+        any.extend(self.common_terms());
+        out.push(Pipe::Format(Format {
+            only_if: Some(Filter::or(any)),
+            template: "1".to_owned(),
+            to: SUSPECT_FIELD.to_owned(),
+            keep_original: false,
+        }));
+        out.extend(self.resolutions());
+        out
+    }
+
+    /// Each needed label's value as Loki sees it, in the field of its name:
+    /// the stored field when non-empty, else the parsed key.
+    fn resolutions(&self) -> Vec<Pipe> {
+        self.names
+            .iter()
+            .map(|n| {
+                Pipe::Format(Format {
+                    only_if: None,
+                    template: format!("<{PARSED_PREFIX}{n}>"),
+                    to: n.clone(),
+                    keep_original: true,
+                })
+            })
+            .collect()
     }
 }
 
@@ -262,23 +335,39 @@ pub(crate) struct Refused(pub String);
 /// The post-parser stages a pushdown supports.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Split {
+    /// The parser.
+    pub(crate) format: UnpackFormat,
     /// Label filters after the parser (`__error__=""` no-ops removed).
     pub(crate) filters: Vec<LabelFilter>,
 }
 
-/// Splits the proxy stages of a metric pipeline: one `| json` first, then
+/// Splits the proxy stages of a metric pipeline: one `| json` or `| logfmt`
+/// (no parameters, no flags) first, then
 /// only label filters, `| __error__=""` and `| drop __error__, …` (no-ops
 /// once the guard has found no error).
 ///
 /// # Errors
 /// [`Refused`] for any other stage.
 pub(crate) fn split(stages: &[Stage]) -> Result<Split, Refused> {
-    let Some((Stage::Parser(Parser::Json(params)), rest)) = stages.split_first() else {
-        return Err(Refused("only `| json` runs in VictoriaLogs".into()));
+    let (format, rest) = match stages.split_first() {
+        Some((Stage::Parser(Parser::Json(params)), rest)) if params.is_empty() => {
+            (UnpackFormat::Json, rest)
+        }
+        Some((
+            Stage::Parser(Parser::Logfmt {
+                strict: false,
+                keep_empty: false,
+                extractions,
+            }),
+            rest,
+        )) if extractions.is_empty() => (UnpackFormat::Logfmt, rest),
+        _ => {
+            return Err(Refused(
+                "only `| json` and `| logfmt` without parameters or flags run in VictoriaLogs"
+                    .into(),
+            ));
+        }
     };
-    if !params.is_empty() {
-        return Err(Refused("`| json` with parameters".into()));
-    }
     let mut filters = Vec::new();
     for s in rest {
         match s {
@@ -288,7 +377,7 @@ pub(crate) fn split(stages: &[Stage]) -> Result<Split, Refused> {
             _ => return Err(Refused("a stage after the parser runs in the proxy".into())),
         }
     }
-    Ok(Split { filters })
+    Ok(Split { format, filters })
 }
 
 /// `__error__=""`: true on every row once no row errs.

@@ -13,6 +13,7 @@ mod drilldown;
 mod golden_replay;
 mod line_levels;
 mod live_extents;
+mod logfmt_guard;
 mod metadata_discovery;
 mod metric_discovery;
 mod needle;

@@ -82,6 +82,8 @@ fn names_with_underscores_check_their_other_spellings() {
         r#"format "<__lokivl_parsed.latency_ms>" as "latency_ms" keep_original_fields"#,
         r#"format "<__lokivl_parsed.app>" as "app" keep_original_fields"#,
         r#"copy "latency_ms" as "__lokivl_v" | filter "__lokivl_v":* or "__lokivl_g":="1""#,
+        // Values Go may convert otherwise than the counts assume are suspect.
+        r#"("latency_ms":* and !"latency_ms":~"^[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")"#,
     ] {
         assert!(q.contains(part), "{part} not in {q}");
     }
@@ -99,7 +101,14 @@ fn what_cannot_be_guarded_stays_in_the_proxy() {
             &none,
         ),
         (r#"rate({app="api"} | json a="b" | a="x" [5m])"#, &none),
-        (r#"rate({app="api"} | logfmt | level="error" [5m])"#, &none),
+        (
+            r#"rate({app="api"} | logfmt --strict | level="error" [5m])"#,
+            &none,
+        ),
+        (
+            r#"rate({app="api"} | logfmt level="lvl" | level="error" [5m])"#,
+            &none,
+        ),
         (
             r#"rate({app="api"} | json | status_extracted="x" [5m])"#,
             &none,
@@ -134,4 +143,34 @@ fn raw_samples_carry_the_suspect_mark() {
         q.ends_with(r#" | fields _time, "__lokivl_n", "__lokivl_g", "app" | limit 1001"#),
         "{q}"
     );
+}
+
+#[test]
+fn logfmt_runs_in_victorialogs_with_its_own_guard() {
+    let p = pushed(
+        r#"count_over_time({app="pay"} | logfmt | level="error" [5m])"#,
+        &[],
+    );
+    assert!(p.guarded);
+    let q = p.query.to_string();
+    assert!(
+        q.starts_with(concat!(
+            r#"{app="pay"} | unpack_logfmt from _msg fields ("level") result_prefix "__lokivl_parsed." keep_original_fields"#,
+            r#" | format if ("#,
+        )),
+        "{q}"
+    );
+    // The logfmt guard, and nothing of the JSON one (logfmt raises no error).
+    assert!(
+        q.contains(&crate::logfmt_suspect(&["level".to_owned()], crate::PARSED_PREFIX).to_string())
+    );
+    assert!(!q.contains("pack_json"), "{q}");
+    assert!(q.ends_with(concat!(
+        r#" "1" as "__lokivl_g" | format "<__lokivl_parsed.level>" as "level" keep_original_fields"#,
+        r#" | filter "level":="error" or "__lokivl_g":="1""#,
+    )), "{q}");
+    // A sum reading nothing skips the parser, as for JSON.
+    let p = pushed(r#"count_over_time({app="pay"} | logfmt [5m])"#, &[]);
+    assert!(!p.guarded);
+    assert_eq!(p.query.to_string(), r#"{app="pay"}"#);
 }
