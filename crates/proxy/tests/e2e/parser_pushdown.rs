@@ -16,11 +16,11 @@
 //! `-0`, …), JSON keys equal to stream labels or to structured metadata.
 //!
 //! The test also proves the pushdown happens, from the `/select` calls each
-//! instance sent ([`tap::OrderedTap`]): on clean JSON with the pushdown on,
-//! the pushed queries send `unpack_json` and no row query, the
-//! parser-free `sum` neither, the proxy-path queries a row query; with the
-//! pushdown off, a row query; on dirty streams, the guarded stats query is
-//! followed by a row query (the fallback).
+//! instance sent ([`tap::OrderedTap`]): on clean JSON and clean logfmt with
+//! the pushdown on, the pushed queries send `unpack_json` (`unpack_logfmt`)
+//! and no row query, the parser-free `sum` neither, the proxy-path queries
+//! a row query; with the pushdown off, a row query; on dirty JSON streams,
+//! the guarded stats query is followed by a row query (the fallback).
 
 mod data;
 mod queries;
@@ -36,6 +36,8 @@ use tap::{Call, OrderedTap};
 
 /// The selector of clean JSON stored raw: where the path is asserted.
 const CLEAN_RAW: &str = r#"{kind="clean", shape="raw"}"#;
+/// The selector of clean logfmt: the path is asserted there too.
+const CLEAN_LOGFMT: &str = r#"{kind="logfmt-clean"}"#;
 
 /// `(kind stored raw, query template)` that must fall back to the rows
 /// with the pushdown on: the guard counts suspect lines there.
@@ -181,10 +183,11 @@ fn calls_text(calls: &[Call]) -> String {
         .collect()
 }
 
-/// The path assertions on clean raw JSON; returns the failures.
-fn check_path(q: &str, path: Path, on: &[Call], off: &[Call]) -> Vec<String> {
+/// The path assertions on clean JSON or logfmt (`parser`); returns the
+/// failures.
+fn check_path(q: &str, parser: &str, path: Path, on: &[Call], off: &[Call]) -> Vec<String> {
     let mut out = Vec::new();
-    let unpacks = on.iter().any(Call::unpacks_json);
+    let unpacks = on.iter().any(|c| c.unpacks(parser));
     let rows = on.iter().any(Call::is_row_query);
     let bad_on = match path {
         Path::Pushed => !unpacks || rows,
@@ -199,10 +202,10 @@ fn check_path(q: &str, path: Path, on: &[Call], off: &[Call]) -> Vec<String> {
         ));
     }
     let bad_off = path == Path::Pushed
-        && (off.iter().any(Call::unpacks_json) || !off.iter().any(Call::is_row_query));
+        && (off.iter().any(|c| c.unpacks(parser)) || !off.iter().any(Call::is_row_query));
     if bad_off {
         out.push(format!(
-            "{q}: pushdown off, expected a row query and no unpack_json, sent:{}",
+            "{q}: pushdown off, expected a row query and no unpack_{parser}, sent:{}",
             calls_text(off)
         ));
     }
@@ -213,7 +216,7 @@ fn check_path(q: &str, path: Path, on: &[Call], off: &[Call]) -> Vec<String> {
 fn check_fallback(q: &str, on: &[Call]) -> Option<String> {
     let stats = on
         .iter()
-        .position(|c| c.unpacks_json() && !c.is_row_query());
+        .position(|c| c.unpacks("json") && !c.is_row_query());
     let falls_back = stats.is_some_and(|i| on[i + 1..].iter().any(Call::is_row_query));
     (!falls_back).then(|| {
         format!(
@@ -308,11 +311,16 @@ async fn parser_pushdown_answers_as_the_proxy_path() {
                         println!("MISMATCH {m}");
                         mismatches.push(m);
                     }
-                    if step != "60" || parser != "json" {
+                    if step != "60" {
                         continue;
                     }
-                    if sel == CLEAN_RAW {
-                        path_failures.extend(check_path(&q, path, &calls_on, &calls_off));
+                    if (parser == "json" && sel == CLEAN_RAW)
+                        || (parser == "logfmt" && sel == CLEAN_LOGFMT)
+                    {
+                        path_failures.extend(check_path(&q, parser, path, &calls_on, &calls_off));
+                    }
+                    if parser != "json" {
+                        continue;
                     }
                     let fallback = FALLBACKS.iter().any(|(kind, t)| {
                         *t == template && sel == format!(r#"{{kind="{kind}", shape="raw"}}"#)

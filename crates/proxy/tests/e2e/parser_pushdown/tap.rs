@@ -31,9 +31,9 @@ impl Call {
                 .is_some_and(|n| !n.is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()))
     }
 
-    /// A query that runs VictoriaLogs' JSON parser.
-    pub(super) fn unpacks_json(&self) -> bool {
-        self.logsql.contains("unpack_json")
+    /// A query that runs VictoriaLogs' parser of `parser` (`json`, `logfmt`).
+    pub(super) fn unpacks(&self, parser: &str) -> bool {
+        self.logsql.contains(&format!("unpack_{parser}"))
     }
 }
 
