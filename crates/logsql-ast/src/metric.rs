@@ -377,16 +377,20 @@ fn push_parser(
         .collect::<Result<_, _>>()
         .map_err(|e| parsed::Refused(e.to_string()))?;
     let filter = Filter::and(filters);
+    let drops_errors =
+        split.drops_errors || post.iter().any(|f| unwrap::error_filter(f) == Some(true));
     let pushdown = parsed::ParsedPushdown {
         format: split.format,
         names,
         numeric,
         unwrapped: unwrap.map(|u| (u.label.clone(), guard_regex(u.conversion))),
-        filter: filter.clone(),
+        filter,
+        drops_errors,
     };
     let mut pipes = pushdown.pipes();
-    if filter != Filter::All {
-        pipes.push(crate::pipe::Pipe::Filter(parsed::or_suspect(filter)));
+    let keep = pushdown.row_filter();
+    if keep != Filter::All {
+        pipes.push(crate::pipe::Pipe::Filter(parsed::or_suspect(keep)));
     }
     Ok(pipes)
 }

@@ -104,6 +104,9 @@ pub(crate) struct ParsedPushdown {
     /// The label filters after the parser, lowered (over the resolved
     /// fields); `*` when there are none.
     pub(crate) filter: Filter,
+    /// Loki drops the rows the parser fails on (`| __error__=""` after it,
+    /// or after `unwrap`).
+    pub(crate) drops_errors: bool,
 }
 
 impl ParsedPushdown {
@@ -161,10 +164,7 @@ impl ParsedPushdown {
         // Loki's parser (and VictoriaLogs') read keys only from a line that
         // starts with `{` after JSON whitespace; from any other line neither
         // extracts anything, and both agree on its labels.
-        let brace = Filter::Regex {
-            field: msg(),
-            regex: r"^[ \t\n\r]*\{".to_owned(),
-        };
+        let brace = json_brace();
         let mentions = |n: &str| {
             let parts: Vec<&str> = n.split('_').collect();
             let mut m = vec![Filter::Phrase {
@@ -189,14 +189,19 @@ impl ParsedPushdown {
         // filters keep it (Loki then fails, or drops it for `__error__=""`),
         // or when Loki may have parsed a needed key before the error.
         let mentioned = Filter::or(self.names.iter().flat_map(|n| mentions(n)));
-        let mut any = vec![Filter::and([
-            none_parsed,
-            Filter::Exact {
-                field: PACKED_FIELD.to_owned(),
-                value: "{}".to_owned(),
-            },
-            Filter::or([self.filter.clone(), Filter::and([brace.clone(), mentioned])]),
-        ])];
+        let empty = Filter::Exact {
+            field: PACKED_FIELD.to_owned(),
+            value: "{}".to_owned(),
+        };
+        // When Loki drops the rows it fails on, a line that does not start
+        // with `{` is dropped in both ([`ParsedPushdown::row_filter`]); one
+        // that does but yields nothing is suspect when the filters keep it.
+        let kept = if self.drops_errors {
+            Filter::and([brace.clone(), Filter::or([self.filter.clone(), mentioned])])
+        } else {
+            Filter::or([self.filter.clone(), Filter::and([brace.clone(), mentioned])])
+        };
+        let mut any = vec![Filter::and([none_parsed, empty, kept])];
         let mut json_line = vec![Filter::Regex {
             field: msg(),
             regex: r"\\u".to_owned(),
@@ -233,6 +238,17 @@ impl ParsedPushdown {
         any.push(Filter::and([brace, Filter::or(json_line)]));
         Filter::or(any)
     }
+    /// The filter keeping a row (suspect rows are kept besides): the label
+    /// filters, and for `| json` under `| __error__=""` a line starting with
+    /// `{` (Loki fails on any other line, and drops it).
+    pub(crate) fn row_filter(&self) -> Filter {
+        if self.format == UnpackFormat::Json && self.drops_errors {
+            Filter::and([json_brace(), self.filter.clone()])
+        } else {
+            self.filter.clone()
+        }
+    }
+
     /// The terms both parsers share: a stored field spelling a needed label
     /// with dots, and values outside the grammar a comparison or the
     /// conversion of `unwrap` reads alike in Loki and VictoriaLogs.
@@ -312,6 +328,15 @@ impl ParsedPushdown {
     }
 }
 
+/// A line starting with `{` after JSON whitespace: the only lines both
+/// JSON parsers read keys from.
+fn json_brace() -> Filter {
+    Filter::Regex {
+        field: "_msg".to_owned(),
+        regex: r"^[ \t\n\r]*\{".to_owned(),
+    }
+}
+
 /// `name` with some `_` written as `.`, each spelling but `name` itself.
 fn dotted(name: &str) -> Vec<String> {
     let seps: Vec<usize> = name.match_indices('_').map(|(i, _)| i).collect();
@@ -337,6 +362,8 @@ pub(crate) struct Refused(pub String);
 pub(crate) struct Split {
     /// The parser.
     pub(crate) format: UnpackFormat,
+    /// A `| __error__=""` follows the parser: Loki drops the rows it fails on.
+    pub(crate) drops_errors: bool,
     /// Label filters after the parser (`__error__=""` no-ops removed).
     pub(crate) filters: Vec<LabelFilter>,
 }
@@ -369,15 +396,20 @@ pub(crate) fn split(stages: &[Stage]) -> Result<Split, Refused> {
         }
     };
     let mut filters = Vec::new();
+    let mut drops_errors = false;
     for s in rest {
         match s {
-            Stage::LabelFilter(f) if keeps_non_errors(f) => {}
+            Stage::LabelFilter(f) if keeps_non_errors(f) => drops_errors = true,
             Stage::LabelFilter(f) => filters.push(f.clone()),
             Stage::Drop(items) if items.iter().all(crate::lower::is_error_label) => {}
             _ => return Err(Refused("a stage after the parser runs in the proxy".into())),
         }
     }
-    Ok(Split { format, filters })
+    Ok(Split {
+        format,
+        filters,
+        drops_errors,
+    })
 }
 
 /// `__error__=""`: true on every row once no row errs.

@@ -174,3 +174,32 @@ fn logfmt_runs_in_victorialogs_with_its_own_guard() {
     assert!(!p.guarded);
     assert_eq!(p.query.to_string(), r#"{app="pay"}"#);
 }
+
+#[test]
+fn under_an_error_filter_lines_that_are_not_json_are_dropped_not_suspect() {
+    let p = pushed(
+        r#"count_over_time({ns="prod"} | json | __error__="" [5m])"#,
+        &["level"],
+    );
+    let q = p.query.to_string();
+    // Loki fails on a line not starting with `{` and drops it: so does the filter.
+    assert!(
+        q.ends_with(r#" | filter _msg:~"^[ \\t\\n\\r]*\\{" or "__lokivl_g":="1""#),
+        "{q}"
+    );
+    // A line that starts with `{` and yields nothing stays suspect.
+    assert!(
+        q.contains(
+            r#"("__lokivl_parsed.level":"" and "__lokivl_p":="{}" and _msg:~"^[ \\t\\n\\r]*\\{")"#
+        ),
+        "{q}"
+    );
+    // Without the error filter, every line yielding nothing is suspect.
+    let p = pushed(r#"count_over_time({ns="prod"} | json [5m])"#, &["level"]);
+    let q = p.query.to_string();
+    assert!(!q.contains("| filter "), "{q}");
+    assert!(
+        q.contains(r#"("__lokivl_parsed.level":"" and "__lokivl_p":="{}")"#),
+        "{q}"
+    );
+}
