@@ -55,12 +55,13 @@ const FALLBACKS: &[(&str, &str)] = &[
         "nested",
         "sum(count_over_time(SEL | PARSER | status == 500 [5m]))",
     ),
-    // A numeric filter drops a non-JSON line in Loki too (the label is
-    // missing), so `status != 200` needs no fallback; a query keeping the
-    // line does: Loki drops it as an error, VictoriaLogs would count it.
+    // A non-JSON line that no filter drops fails the query in Loki
+    // (`JSONParserErr`, with the line's labels), which only the rows can
+    // say. (A numeric filter, or `__error__=""`, drops it in Loki too, so
+    // the guard may push those down.)
     (
         "notjson",
-        r#"sum by (status) (count_over_time(SEL | PARSER | __error__="" [5m]))"#,
+        "topk(2, sum by (method) (rate(SEL | PARSER [5m])))",
     ),
 ];
 
