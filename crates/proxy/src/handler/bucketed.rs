@@ -2,13 +2,15 @@
 //! them, whichever time-bucket offset rule the VictoriaLogs release follows
 //! ([`crate::backend::dialect`]).
 
-use engine::ndjson::Body;
+use engine::ndjson::{Body, Source as _};
 
 use super::AppState;
 use crate::backend::Request;
 use crate::backend::dialect::{Alignment, alignment};
 use crate::context::RequestContext;
 use crate::error::ApiError;
+use crate::work::cpu;
+use crate::work::stop::Deadline;
 use engine::metric::EngineError;
 use engine::metric::buckets::BucketSeries;
 
@@ -22,19 +24,23 @@ pub(super) struct Bucketed {
 }
 
 /// Asks for `query(offset)` with the offset the server's rule needs and
-/// decodes the answer with `decode`; if the bucket starts show the other
+/// decodes the answer with `decode` (by `deadline`); if the bucket starts show the other
 /// rule, learns it and asks once more.
 ///
 /// # Errors
 /// [`ApiError`] for backend failures, undecodable answers, and an answer
 /// whose buckets start where neither rule puts them.
-pub(super) async fn fetch(
+pub(super) async fn fetch<D>(
     state: &AppState,
     ctx: &RequestContext,
     b: &Bucketed,
     query: impl Fn(i64) -> String,
-    decode: impl Fn(&mut Body, i64) -> Result<Vec<BucketSeries>, EngineError>,
-) -> Result<Vec<BucketSeries>, ApiError> {
+    deadline: Deadline,
+    decode: D,
+) -> Result<Vec<BucketSeries>, ApiError>
+where
+    D: Fn(&mut Body, i64) -> Result<Vec<BucketSeries>, EngineError> + Clone + Send + 'static,
+{
     let backend = &state.backend;
     let mut rule = backend
         .offset_rule(ctx.tenant().members().first().map(|m| m.vl))
@@ -42,7 +48,15 @@ pub(super) async fn fetch(
     for retry in [false, true] {
         let offset = rule.offset_for(b.start_ns, b.bucket_ns);
         let mut body = post(state, ctx, &query(offset), b.vl_start, b.vl_end).await?;
-        let series = decode(&mut body, b.bucket_ns)?;
+        // An answer is one row per bucket and series, usually small enough
+        // to decode here; a large one (many series, or a backend answering
+        // rows) is decoded off the async workers ([`cpu::run`] inlines
+        // small jobs).
+        let (decode, bucket) = (decode.clone(), b.bucket_ns);
+        let series = cpu::run(deadline, body.byte_len(), move |_| {
+            decode(&mut body, bucket).map_err(ApiError::from)
+        })
+        .await?;
         // A bucket ending at `a` covers `(a − bucket, a]`: it starts at `a − bucket + 1`.
         let starts = series
             .iter()

@@ -417,9 +417,14 @@ async fn fetch(
     // series, far fewer than the entries they count); the evaluation over
     // the grid runs off the async workers.
     let series = if derived.service_name {
-        let series = bucketed::fetch(state, ctx, &b, query, |body, g| {
-            buckets::decode_by_stream(body, g)
-        })
+        let series = bucketed::fetch(
+            state,
+            ctx,
+            &b,
+            query,
+            work.deadline,
+            buckets::decode_by_stream,
+        )
         .await?;
         let fallback = buckets::any_suspect(&series);
         if plan.guarded {
@@ -430,7 +435,8 @@ async fn fetch(
         }
         discovered::with_service_name(series, discovery, grouping.as_ref())?
     } else {
-        bucketed::fetch(state, ctx, &b, query, |body, g| {
+        let grouping = grouping.clone();
+        bucketed::fetch(state, ctx, &b, query, work.deadline, move |body, g| {
             buckets::decode(body, g, grouping.as_ref())
         })
         .await?

@@ -68,6 +68,7 @@ pub(super) async fn fetch_levels(
         ctx,
         &b,
         |o| level.plan.stats_query_after(bucket, o, &by, &pipes),
+        work.deadline,
         buckets::decode_by_stream,
     )
     .await?
