@@ -11,8 +11,8 @@
 //! that it has teeth: without the guard, rows do differ.
 //!
 //! Needs `LOKIVL_VL_BIN` (skips with one line without it); also runs against
-//! VictoriaLogs v1.26 when `/work/oracle/vl126/victoria-logs` exists (a local
-//! build, never committed).
+//! VictoriaLogs v1.26 when `LOKIVL_VL_BIN_V126` names such a binary (a local
+//! build, never committed), as a single node only.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -516,7 +516,12 @@ async fn every_disjunct_of_the_guard_catches_a_row() {
     assert!(unneeded.is_empty(), "disjuncts no row needs: {unneeded:#?}");
 }
 
+/// A v1.26 binary from `LOKIVL_VL_BIN_V126`; not on the cluster run
+/// (`LOKIVL_VL_CLUSTER`), whose front v1.26 cannot flush.
 fn vl126() -> Option<PathBuf> {
-    let p = Path::new("/work/oracle/vl126/victoria-logs");
-    p.is_file().then(|| p.to_path_buf())
+    if std::env::var_os("LOKIVL_VL_CLUSTER").is_some() {
+        return None;
+    }
+    let p = PathBuf::from(std::env::var_os("LOKIVL_VL_BIN_V126")?);
+    p.is_file().then_some(p)
 }
