@@ -413,11 +413,11 @@ async fn fetch(
         vl_end,
     };
     let query = |o| plan.stats_query(bucket, o, &by);
-    // Bucketed answers are decoded where they arrive (one row per bucket and
-    // series, far fewer than the entries they count); the evaluation over
-    // the grid runs off the async workers.
+    // Bucketed answers are one row per bucket and series, far fewer than the
+    // entries they count (`bucketed::fetch` decodes large ones off the async
+    // workers); the evaluation over the grid runs off the async workers.
     let series = if derived.service_name {
-        let series = bucketed::fetch(
+        bucketed::fetch(
             state,
             ctx,
             &b,
@@ -425,15 +425,7 @@ async fn fetch(
             work.deadline,
             buckets::decode_by_stream,
         )
-        .await?;
-        let fallback = buckets::any_suspect(&series);
-        if plan.guarded {
-            state.metrics.observe_parser_pushdown(fallback);
-        }
-        if fallback {
-            return fetch_rows(state, ctx, input, &grid, work).await;
-        }
-        discovered::with_service_name(series, discovery, grouping.as_ref())?
+        .await?
     } else {
         let grouping = grouping.clone();
         bucketed::fetch(state, ctx, &b, query, work.deadline, move |body, g| {
@@ -443,13 +435,18 @@ async fn fetch(
     };
     // Rows VictoriaLogs' parser may read otherwise than Loki's: the
     // proxy evaluates the range itself, as without the pushdown.
-    if plan.guarded && !derived.service_name {
+    if plan.guarded {
         let fallback = buckets::any_suspect(&series);
         state.metrics.observe_parser_pushdown(fallback);
         if fallback {
             return fetch_rows(state, ctx, input, &grid, work).await;
         }
     }
+    let series = if derived.service_name {
+        discovered::with_service_name(series, discovery, grouping.as_ref())?
+    } else {
+        series
+    };
     let absent = (r.op == RangeOp::AbsentOverTime).then(|| absent_labels(r));
     let cells = series.iter().map(|s| s.buckets.len()).sum::<usize>() * 16;
     cpu::run(work.deadline, cells, move |_| {
