@@ -19,6 +19,7 @@
 //! also run in the proxy, because Loki keeps an entry whose value fails to
 //! convert (tagging it `__error__=LabelFilterErr`) where VictoriaLogs drops it.
 
+mod cheap_class;
 pub(crate) mod discovery;
 mod label;
 mod line;
