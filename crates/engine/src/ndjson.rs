@@ -16,12 +16,14 @@ pub mod objects;
 pub mod rowset;
 pub mod segments;
 pub mod source;
+pub mod spliced;
 pub mod stats_rows;
 
 pub use body::Body;
 pub use rowset::RowSet;
 pub use segments::{SegmentWriter, Segments};
 pub use source::Source;
+pub use spliced::Spliced;
 
 use std::ops::Range;
 

@@ -12,7 +12,7 @@ use super::{DecodeError, Decoder, Rows};
 
 /// One answer of `/select/logsql/query` for a request: a VictoriaLogs body
 /// as received (one tenant), or the rows of several tenants merged.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Body {
     /// NDJSON as VictoriaLogs sent it; decoded in place.
     Ndjson(BytesMut),

@@ -24,7 +24,7 @@ const FIRST_SEGMENT: usize = 64 << 10;
 const MAX_SEGMENT: usize = 4 << 20;
 
 /// A received NDJSON answer in line-aligned segments.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Segments {
     /// The segments in order; every one but the last ends with `\n`.
     parts: Vec<BytesMut>,

@@ -6,10 +6,12 @@
 //! the timestamp where it cuts, while Loki keeps those of the streams with
 //! the smallest hashes ([`engine::tie`]). So the first call asks for one
 //! row more than the limit: when that row has the timestamp of the last
-//! kept one, the cut went through a timestamp and a second call reads the
-//! range up to and including it whole (bounded by the request's row
-//! budget), from which the engine keeps Loki's choice. Otherwise, the
-//! usual case, the extra row is dropped and nothing more is asked.
+//! kept one, the cut went through a timestamp and a second call reads that
+//! one timestamp whole (bounded by the request's row budget). The first
+//! answer's rows on the near side of it and the second answer's rows
+//! ([`engine::ndjson::Spliced`]) are then every row up to and including it,
+//! from which the engine keeps Loki's choice. Otherwise, the usual case, the
+//! extra row is dropped and nothing more is asked.
 
 use http::StatusCode;
 use logsql_ast::LogPlan;
@@ -21,7 +23,7 @@ use crate::work::{Work, cpu};
 use engine::answer::LogAnswer;
 use engine::direction::Direction;
 use engine::encode::streams::{StreamsOptions, StreamsSummary, decode_streams_summary};
-use engine::ndjson::Source;
+use engine::ndjson::{Source, Spliced};
 
 /// The answer of `plan` over Loki's `[start, end)` (non-empty) for
 /// `opts.limit` entries in `opts.direction`.
@@ -44,19 +46,23 @@ pub async fn fetch(
     // Loki's log range is [start, end); VictoriaLogs' is [start, end].
     let last = end - 1;
     let req = Request::query(plan.query.clone(), start, last).take(take(opts.limit + 1));
-    let (answer, summary) = decode(backend.send_rows(ctx, &req).await?, &opts, plan, work).await?;
-    let Some(t) = summary.tied_cut else {
+    let first = backend.send_rows(ctx, &req).await?;
+    // The first answer is decoded in place; a copy is kept only when the
+    // cut may go through a timestamp (more rows than the limit came back).
+    let kept = (first.row_count() > opts.limit).then(|| first.clone());
+    let (answer, summary) = decode(first, &opts, plan, work).await?;
+    let (Some(t), Some(first)) = (summary.tied_cut, kept) else {
         return Ok(answer);
     };
-    // Every row from the range's near end through `t`: the kept rows
-    // before `t` (fewer than the limit) and all of `t`'s.
-    let (lo, hi) = match direction {
-        Direction::Backward => (t, last),
-        Direction::Forward => (start, t),
-    };
     let whole = work.budgets.rows.max().max(opts.limit + 1);
-    let req = Request::query(plan.query.clone(), lo, hi).take(take(whole));
-    let (answer, _) = decode(backend.send_rows(ctx, &req).await?, &opts, plan, work).await?;
+    let req = Request::query(plan.query.clone(), t, t).take(take(whole));
+    let second = backend.send_rows(ctx, &req).await?;
+    let spliced = Spliced {
+        first,
+        second,
+        tied_ns: t,
+    };
+    let (answer, _) = decode(spliced, &opts, plan, work).await?;
     Ok(answer)
 }
 

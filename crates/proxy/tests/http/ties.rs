@@ -131,15 +131,23 @@ async fn a_clean_cut_costs_one_call_and_a_tied_cut_one_more() {
             .map(|r| (r.get("start").to_owned(), r.get("limit").to_owned()))
             .collect::<Vec<_>>()
     };
+    let last_end = |vl: &FakeVl| {
+        let reqs = vl.requests();
+        reqs.iter()
+            .rfind(|r| r.path == "/select/logsql/query")
+            .map(|r| r.get("end").to_owned())
+    };
     // limit=1 backward: the newest row, and the next one is older: clean.
     assert_eq!(apps(&base, 1, "backward").await, ["new"]);
     assert_eq!(queries(&vl), [(T0.to_string(), "2".to_owned())]);
-    // limit=2: the extra row shares the kept one's timestamp, so the range
-    // from that timestamp on is read again, whole.
+    // limit=2: the extra row shares the kept one's timestamp, so that one
+    // timestamp is read again, whole (VictoriaLogs' end is inclusive: lokivl
+    // sends the nanosecond after it).
     assert_eq!(apps(&base, 2, "backward").await, ["cron", "new"]);
     let q = queries(&vl);
     assert_eq!(q.len(), 3, "{q:?}");
     assert_eq!(q[1], (T0.to_string(), "3".to_owned()));
     assert_eq!(q[2].0, TIED.to_string());
     assert!(q[2].1.parse::<usize>().expect("limit") >= 7, "{q:?}");
+    assert_eq!(last_end(&vl), Some((TIED + 1).to_string()));
 }
