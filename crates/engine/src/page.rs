@@ -174,22 +174,22 @@ fn stream_of(raw: &str, pipeline: &Pipeline) -> Result<StreamOf, Error> {
 
 /// Whether field `k` is VictoriaLogs' top-level copy of a stream label.
 ///
-/// Searches bytes, not `str`: the next search starts one byte past a match,
-/// which can fall inside a multi-byte character of a non-ASCII name.
+/// Called for every field of every row, so it jumps between occurrences of
+/// the name's first byte instead of building a substring searcher per call
+/// (that setup was 7% of lokivl's CPU on a 24 h `| json` query). Searches
+/// bytes, not `str`: a candidate can start inside a multi-byte character of
+/// a non-ASCII name.
 pub fn is_stream_copy(stream: &str, k: &str) -> bool {
     // `_stream` is `{a="x",b="y"}`; a label name is followed by `=`.
     let (b, k) = (stream.as_bytes(), k.as_bytes());
-    let mut from = 0;
-    while let Some(pos) = b.get(from..).and_then(|rest| memchr::memmem::find(rest, k)) {
-        let s = from + pos;
-        let e = s + k.len();
+    let at = |s: usize| {
         let before = s == 0 || matches!(b[s - 1], b'{' | b',');
-        if before && b.get(e) == Some(&b'=') {
-            return true;
-        }
-        from = s + 1;
+        before && b[s..].starts_with(k) && b.get(s + k.len()) == Some(&b'=')
+    };
+    match k.first() {
+        Some(&first) => memchr::memchr_iter(first, b).any(at),
+        None => (0..b.len()).any(at),
     }
-    false
 }
 
 #[cfg(test)]
