@@ -119,6 +119,50 @@ pub enum RangeOp {
 }
 
 impl Filter {
+    /// This filter over other fields: every field name `n` read as
+    /// `rename(n)`. `None` when it holds a stream filter, whose labels are
+    /// not fields and cannot be renamed.
+    pub(crate) fn renamed(&self, rename: &dyn Fn(&str) -> String) -> Option<Filter> {
+        let each = |items: &[Filter]| -> Option<Vec<Filter>> {
+            items.iter().map(|f| f.renamed(rename)).collect()
+        };
+        Some(match self {
+            Filter::All => Filter::All,
+            Filter::Nothing => Filter::Nothing,
+            Filter::Stream(_) | Filter::StreamAny(_) => return None,
+            Filter::Exact { field, value } => Filter::Exact {
+                field: rename(field),
+                value: value.clone(),
+            },
+            Filter::Empty(field) => Filter::Empty(rename(field)),
+            Filter::NonEmpty(field) => Filter::NonEmpty(rename(field)),
+            Filter::Regex { field, regex } => Filter::Regex {
+                field: rename(field),
+                regex: regex.clone(),
+            },
+            Filter::Phrase { field, phrase } => Filter::Phrase {
+                field: rename(field),
+                phrase: phrase.clone(),
+            },
+            Filter::Seq { field, phrases } => Filter::Seq {
+                field: rename(field),
+                phrases: phrases.clone(),
+            },
+            Filter::ExactPrefix { field, prefix } => Filter::ExactPrefix {
+                field: rename(field),
+                prefix: prefix.clone(),
+            },
+            Filter::Range { field, op, value } => Filter::Range {
+                field: rename(field),
+                op: *op,
+                value: *value,
+            },
+            Filter::And(items) => Filter::And(each(items)?),
+            Filter::Or(items) => Filter::Or(each(items)?),
+            Filter::Not(inner) => Filter::Not(Box::new(inner.renamed(rename)?)),
+        })
+    }
+
     /// Conjunction that drops `*` operands and flattens nested `and`s.
     pub fn and(items: impl IntoIterator<Item = Filter>) -> Filter {
         let mut out = Vec::new();

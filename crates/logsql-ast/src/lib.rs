@@ -23,6 +23,7 @@
 
 mod error;
 mod filter;
+mod log_prefilter;
 mod lower;
 mod metric;
 pub mod otel;
@@ -38,6 +39,7 @@ pub use lower::{Discovery, loki_order, lower_log, lower_selector};
 pub mod discovered {
     pub use crate::lower::discovery::{DETECTED_LEVEL, SERVICE_NAME, UNKNOWN_SERVICE};
 }
+pub use log_prefilter::add_parser_prefilter;
 pub use lower::logfmt_guard::logfmt_suspect;
 pub use metric::line_level;
 pub use metric::parsed::SUSPECT_FIELD;

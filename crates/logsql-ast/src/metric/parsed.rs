@@ -122,6 +122,14 @@ impl ParsedPushdown {
     /// The pipes of `| json`: a line that fails to parse is Loki's
     /// `JSONParserErr`, so the guard also proves the line is JSON.
     fn json_pipes(&self) -> Vec<Pipe> {
+        let mut out = self.json_marked();
+        out.extend(self.resolutions());
+        out
+    }
+
+    /// The unpacks of `| json` and the guard's marker (also the start of a
+    /// log query's prefilter, [`crate::log_prefilter`]).
+    pub(crate) fn json_marked(&self) -> Vec<Pipe> {
         let parsed = |n: &str| format!("{PARSED_PREFIX}{n}");
         let mut out = Vec::new();
         if !self.names.is_empty() {
@@ -153,7 +161,6 @@ impl ParsedPushdown {
             to: SUSPECT_FIELD.to_owned(),
             keep_original: false,
         }));
-        out.extend(self.resolutions());
         out
     }
 
@@ -308,6 +315,28 @@ impl ParsedPushdown {
             keep_original: false,
         }));
         out.extend(self.resolutions());
+        out
+    }
+
+    /// Each needed label's value as Loki sees it, in `to(n)`, leaving the
+    /// stored fields as they are: the stored field when non-empty, else the
+    /// parsed key.
+    pub(crate) fn resolutions_into(&self, to: &dyn Fn(&str) -> String) -> Vec<Pipe> {
+        let mut out = Vec::with_capacity(2 * self.names.len());
+        for n in &self.names {
+            out.push(Pipe::Format(Format {
+                only_if: None,
+                template: format!("<{n}>"),
+                to: to(n),
+                keep_original: false,
+            }));
+            out.push(Pipe::Format(Format {
+                only_if: None,
+                template: format!("<{PARSED_PREFIX}{n}>"),
+                to: to(n),
+                keep_original: true,
+            }));
+        }
         out
     }
 

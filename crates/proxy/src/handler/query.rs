@@ -88,7 +88,12 @@ async fn log_range(
         ));
     }
     let discovery = ctx.discovery();
-    let plan = logsql_ast::lower_log(log, discovery)?;
+    let mut plan = logsql_ast::lower_log(log, discovery)?;
+    if state.parser_pushdown {
+        // `| json | <filters>`: VictoriaLogs returns only the rows the
+        // filters keep or its guard doubts; the proxy still runs it all.
+        logsql_ast::add_parser_prefilter(&mut plan);
+    }
     let started = std::time::Instant::now();
     let categorize = ctx.categorize_labels();
     let (start, end) = (p.bounds.start, p.bounds.end);

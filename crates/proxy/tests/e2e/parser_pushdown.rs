@@ -24,6 +24,7 @@
 //! the guarded stats query is followed by a row query (the fallback).
 
 mod data;
+mod logs;
 mod queries;
 mod tap;
 
