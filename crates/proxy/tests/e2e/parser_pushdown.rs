@@ -243,14 +243,16 @@ async fn start(tap: &OrderedTap, pushdown: bool) -> String {
     .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn parser_pushdown_answers_as_the_proxy_path() {
+/// A VictoriaLogs holding [`data`], and two lokivl instances in front of
+/// it, each behind its own tap: pushdown on, then off. `None` (the skip
+/// said) without a VictoriaLogs binary.
+async fn pair() -> Option<(VictoriaLogs, [(OrderedTap, String); 2])> {
     let Some(bin) = backend::find_vl_binary() else {
         let _ = std::io::Write::write_fmt(
             &mut std::io::stderr(),
             format_args!("skipped: no VictoriaLogs binary\n"),
         );
-        return;
+        return None;
     };
     let vl = VictoriaLogs::start(&bin).await;
     data::push(&vl).await;
@@ -259,6 +261,14 @@ async fn parser_pushdown_answers_as_the_proxy_path() {
         OrderedTap::start(&vl.url).await,
     );
     let (on, off) = (start(&on_tap, true).await, start(&off_tap, false).await);
+    Some((vl, [(on_tap, on), (off_tap, off)]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parser_pushdown_answers_as_the_proxy_path() {
+    let Some((_vl, [(on_tap, on), (off_tap, off)])) = pair().await else {
+        return;
+    };
     // Whatever an instance learns once (the time-bucket rule) is not a
     // query's cost.
     for base in [&on, &off] {

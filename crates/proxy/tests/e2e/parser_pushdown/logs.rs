@@ -13,8 +13,6 @@
 use serde_json::Value;
 
 use super::data;
-use super::tap::OrderedTap;
-use crate::support::backend::{self, VictoriaLogs};
 use crate::support::client::{self, url};
 
 /// Log queries over `SEL`; each has label filters right after `| json`.
@@ -94,23 +92,9 @@ fn entries(v: &Value) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_filters_in_victorialogs_keep_every_entry_loki_keeps() {
-    let Some(bin) = backend::find_vl_binary() else {
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!("skipped: no VictoriaLogs binary\n"),
-        );
+    let Some((_vl, [(on_tap, on), (off_tap, off)])) = super::pair().await else {
         return;
     };
-    let vl = VictoriaLogs::start(&bin).await;
-    data::push(&vl).await;
-    let (on_tap, off_tap) = (
-        OrderedTap::start(&vl.url).await,
-        OrderedTap::start(&vl.url).await,
-    );
-    let (on, off) = (
-        super::start(&on_tap, true).await,
-        super::start(&off_tap, false).await,
-    );
     let (mut compared, mut with_entries, mut prefiltered, mut errored) = (0, 0, 0, 0);
     let mut mismatches = Vec::new();
     for sel in data::selectors() {
