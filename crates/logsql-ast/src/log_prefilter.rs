@@ -1,16 +1,18 @@
-//! `| json` and the label filters right after it, run in VictoriaLogs as a
-//! prefilter of a log query.
+//! `| json` or `| logfmt` and the label filters right after it, run in
+//! VictoriaLogs as a prefilter of a log query.
 //!
 //! A log query such as `{app="api"} | json | status >= 400` keeps its whole
 //! pipeline in the proxy, which used to read every selected row to find the
 //! few that match. VictoriaLogs now parses the labels those filters read,
-//! behind the guard of the metric pushdown ([`crate::metric::parsed`]), and
+//! behind the guard of the metric pushdown ([`crate::metric::parsed`], and
+//! for `| logfmt` [`crate::logfmt_suspect`]), and
 //! returns only the rows the filters keep or the guard calls suspect. The
 //! proxy still runs the whole pipeline on what comes back, so the answer is
 //! Loki's as long as every row Loki keeps is returned. Loki 3.7 keeps a row
 //! after `| json | F` exactly when `F` holds over its labels (a row the
 //! parser fails on is no exception: a numeric filter drops it when the
-//! label is missing, a string filter reads the missing label as `""`), and
+//! label is missing, a string filter reads the missing label as `""`; its
+//! non-strict `| logfmt` raises no error at all), and
 //! on a clean row (no guard term holds) VictoriaLogs resolves each label to
 //! Loki's value: the stored field when non-empty, else the one top-level
 //! scalar key, and on a line nothing was unpacked from, the stored field,
@@ -40,7 +42,8 @@ const RESOLVED_PREFIX: &str = "__lokivl_r.";
 const ADDED: &str = "__lokivl_*";
 
 /// Adds the prefilter of `plan`'s proxy stages to its LogsQL, when they
-/// start with `| json` (no parameters) and at least one label filter the
+/// start with `| json` or `| logfmt` (no parameters, no flags) and at least
+/// one label filter the
 /// guard covers (string matchers and plain numbers on names it can guard,
 /// none derived per entry or from OTel attributes). Returns whether it did.
 ///
@@ -58,9 +61,15 @@ pub fn add_parser_prefilter(plan: &mut LogPlan) -> bool {
 
 fn prefilter_pipes(plan: &LogPlan) -> Option<Vec<Pipe>> {
     let (first, rest) = plan.proxy_stages.split_first()?;
-    if !matches!(first, Stage::Parser(Parser::Json(params)) if params.is_empty()) {
-        return None;
-    }
+    let format = match first {
+        Stage::Parser(Parser::Json(params)) if params.is_empty() => UnpackFormat::Json,
+        Stage::Parser(Parser::Logfmt {
+            strict: false,
+            keep_empty: false,
+            extractions,
+        }) if extractions.is_empty() => UnpackFormat::Logfmt,
+        _ => return None,
+    };
     let filters: Vec<_> = rest
         .iter()
         .map_while(|s| match s {
@@ -93,14 +102,14 @@ fn prefilter_pipes(plan: &LogPlan) -> Option<Vec<Pipe>> {
     let stored = Filter::and(lowered);
     let filter = stored.renamed(&resolved)?;
     let pushdown = ParsedPushdown {
-        format: UnpackFormat::Json,
+        format,
         names,
         numeric,
         unwrapped: None,
         filter: stored,
         drops_errors: false,
     };
-    let mut pipes = pushdown.json_marked();
+    let mut pipes = pushdown.marked();
     pipes.extend(pushdown.resolutions_into(&resolved));
     // A stream label of a needed name is the label (Loki's stream labels
     // win), but VictoriaLogs' field of that name may hold another value: its

@@ -73,7 +73,8 @@ fn other_pipelines_are_left_to_the_proxy() {
         r#"{app="api"} | json | line_format "x" | status >= 400"#,
         // Parameters, other parsers.
         r#"{app="api"} | json status="s.code" | status >= 400"#,
-        r#"{app="api"} | logfmt | level="error""#,
+        r#"{app="api"} | logfmt --strict | level="error""#,
+        r#"{app="api"} | logfmt level="lvl" | level="error""#,
         r#"{app="api"} | regexp "(?P<status>\\d+)" | status >= 400"#,
         // Error labels, names the guard cannot check.
         r#"{app="api"} | json | __error__="" | status >= 400"#,
@@ -95,4 +96,27 @@ fn labels_lokivl_derives_per_entry_are_not_prefiltered() {
     };
     let mut p = plan(r#"{app="api"} | json | detected_level="error""#, &discovery);
     assert!(!add_parser_prefilter(&mut p));
+}
+
+#[test]
+fn a_filter_after_logfmt_selects_behind_the_logfmt_guard() {
+    let q = prefiltered(r#"{app="api"} | logfmt | level="error""#).unwrap();
+    assert!(
+        q.starts_with(concat!(
+            r#"{app="api"}"#,
+            r#" | unpack_logfmt from _msg fields ("level") result_prefix "__lokivl_parsed." keep_original_fields"#,
+            r#" | format if (_msg:~"#,
+        )),
+        "{q}"
+    );
+    assert!(
+        q.ends_with(concat!(
+            r#" "1" as "__lokivl_g""#,
+            r#" | format "<level>" as "__lokivl_r.level""#,
+            r#" | format "<__lokivl_parsed.level>" as "__lokivl_r.level" keep_original_fields"#,
+            r#" | filter "__lokivl_r.level":="error" or "__lokivl_g":="1" or {level=~".+"}"#,
+            r#" | delete "__lokivl_*""#,
+        )),
+        "{q}"
+    );
 }

@@ -129,7 +129,7 @@ impl ParsedPushdown {
 
     /// The unpacks of `| json` and the guard's marker (also the start of a
     /// log query's prefilter, [`crate::log_prefilter`]).
-    pub(crate) fn json_marked(&self) -> Vec<Pipe> {
+    fn json_marked(&self) -> Vec<Pipe> {
         let parsed = |n: &str| format!("{PARSED_PREFIX}{n}");
         let mut out = Vec::new();
         if !self.names.is_empty() {
@@ -295,6 +295,24 @@ impl ParsedPushdown {
     /// The pipes of `| logfmt`: Loki's non-strict logfmt raises no error,
     /// so only the values are guarded ([`crate::logfmt_suspect`]).
     fn logfmt_pipes(&self) -> Vec<Pipe> {
+        let mut out = self.logfmt_marked();
+        if !out.is_empty() {
+            out.extend(self.resolutions());
+        }
+        out
+    }
+
+    /// The unpack and the guard's marker of `| json` or `| logfmt`, without
+    /// the resolutions (a log query's prefilter resolves elsewhere).
+    pub(crate) fn marked(&self) -> Vec<Pipe> {
+        match self.format {
+            UnpackFormat::Json => self.json_marked(),
+            UnpackFormat::Logfmt => self.logfmt_marked(),
+        }
+    }
+
+    /// The unpack of `| logfmt` and the guard's marker.
+    fn logfmt_marked(&self) -> Vec<Pipe> {
         if self.names.is_empty() {
             return Vec::new();
         }
@@ -314,7 +332,6 @@ impl ParsedPushdown {
             to: SUSPECT_FIELD.to_owned(),
             keep_original: false,
         }));
-        out.extend(self.resolutions());
         out
     }
 

@@ -1,5 +1,5 @@
 //! The log-query side of the parser pushdown: `| json | <label filters>`
-//! becomes a VictoriaLogs prefilter (`logsql_ast::add_parser_prefilter`)
+//! (and `| logfmt | …`) becomes a VictoriaLogs prefilter (`logsql_ast::add_parser_prefilter`)
 //! while the proxy still runs the whole pipeline. The prefilter may only
 //! drop rows Loki drops, so both instances (`--parser-pushdown true` and
 //! `false`) must return the same streams and entries for every template,
@@ -15,20 +15,20 @@ use serde_json::Value;
 use super::data;
 use crate::support::client::{self, url};
 
-/// Log queries over `SEL`; each has label filters right after `| json`.
+/// Log queries over `SEL`; each has label filters right after `PARSER`.
 const TEMPLATES: &[&str] = &[
-    "SEL | json | status >= 400",
-    "SEL | json | status == 500",
-    r#"SEL | json | method=~"POST|PUT""#,
-    r#"SEL | json | level="error""#,
-    r#"SEL | json | level!="info""#,
-    r#"SEL | json | level="""#,
-    "SEL | json | status >= 200 | status < 500 | latency_ms > 100",
-    r#"SEL | json | status >= 400 | level="error" | line_format "{{.method}} {{.status}}""#,
-    r#"SEL | json | method!="GET" or status > 300"#,
-    r#"SEL | json | path=~"/v1/items/1.*" | __error__="""#,
-    "SEL | json | latency_ms < 50 | drop path",
-    "SEL | json | app_extracted=\"x\" or status != 200",
+    "SEL | PARSER | status >= 400",
+    "SEL | PARSER | status == 500",
+    r#"SEL | PARSER | method=~"POST|PUT""#,
+    r#"SEL | PARSER | level="error""#,
+    r#"SEL | PARSER | level!="info""#,
+    r#"SEL | PARSER | level="""#,
+    "SEL | PARSER | status >= 200 | status < 500 | latency_ms > 100",
+    r#"SEL | PARSER | status >= 400 | level="error" | line_format "{{.method}} {{.status}}""#,
+    r#"SEL | PARSER | method!="GET" or status > 300"#,
+    r#"SEL | PARSER | path=~"/v1/items/1.*" | __error__="""#,
+    "SEL | PARSER | latency_ms < 50 | drop path",
+    "SEL | PARSER | app_extracted=\"x\" or status != 200",
 ];
 
 /// `data.result` of a log query (no timings), or the error.
@@ -91,15 +91,26 @@ fn entries(v: &Value) -> usize {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn json_filters_in_victorialogs_keep_every_entry_loki_keeps() {
+async fn parser_filters_in_victorialogs_keep_every_entry_loki_keeps() {
     let Some((_vl, [(on_tap, on), (off_tap, off)])) = super::pair().await else {
         return;
     };
     let (mut compared, mut with_entries, mut prefiltered, mut errored) = (0, 0, 0, 0);
     let mut mismatches = Vec::new();
     for sel in data::selectors() {
-        for template in TEMPLATES {
-            let q = template.replace("SEL", &sel);
+        // logfmt on the logfmt streams, the clean JSON and the mixes, as the
+        // metric test.
+        let logfmt = !sel.contains("kind=\"") || sel.contains("logfmt") || sel == super::CLEAN_RAW;
+        let parsers: &[&str] = if logfmt {
+            &["json", "logfmt"]
+        } else {
+            &["json"]
+        };
+        for (parser, template) in parsers
+            .iter()
+            .flat_map(|p| TEMPLATES.iter().map(move |t| (*p, t)))
+        {
+            let q = template.replace("SEL", &sel).replace("PARSER", parser);
             for direction in ["backward", "forward"] {
                 let (mark_on, mark_off) = (on_tap.len(), off_tap.len());
                 let (a_on, a_off) = tokio::join!(ask(&on, &q, direction), ask(&off, &q, direction));
@@ -109,10 +120,10 @@ async fn json_filters_in_victorialogs_keep_every_entry_loki_keeps() {
                 errored += usize::from(a_off.1.to_string().contains("JSONParserErr"));
                 // The path: the prefilter on one side only.
                 assert!(
-                    !calls_off.iter().any(|c| c.unpacks("json")),
+                    !calls_off.iter().any(|c| c.unpacks(parser)),
                     "{q}: off unpacked"
                 );
-                if calls_on.iter().any(|c| c.unpacks("json")) {
+                if calls_on.iter().any(|c| c.unpacks(parser)) {
                     prefiltered += 1;
                 }
                 if a_on != a_off {
