@@ -264,8 +264,17 @@ pub(super) async fn push(vl: &VictoriaLogs) {
 
 /// The kinds also queried as VictoriaLogs' Loki endpoint stored them
 /// (their keys unpacked into fields, the line gone): a pushdown that read
-/// the stored fields instead of the line would answer there.
-const FIELDS_KINDS: [&str; 5] = ["clean", "notjson", "dupkey", "nested", "numeric"];
+/// the stored fields instead of the line would answer there. `levelclash`
+/// then holds a field `level` beside its stream label `level` with another
+/// value; Loki's value is the label.
+const FIELDS_KINDS: [&str; 6] = [
+    "clean",
+    "notjson",
+    "dupkey",
+    "nested",
+    "numeric",
+    "levelclash",
+];
 
 /// The stream selectors the queries run on: each kind stored raw, some
 /// stored as fields, and two that span several kinds.
