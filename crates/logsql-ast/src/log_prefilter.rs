@@ -5,27 +5,28 @@
 //! pipeline in the proxy, which used to read every selected row to find the
 //! few that match. VictoriaLogs now parses the labels those filters read,
 //! behind the guard of the metric pushdown ([`crate::metric::parsed`], and
-//! for `| logfmt` [`crate::logfmt_suspect`]), and
-//! returns only the rows the filters keep or the guard calls suspect. The
-//! proxy still runs the whole pipeline on what comes back, so the answer is
-//! Loki's as long as every row Loki keeps is returned. Loki 3.7 keeps a row
-//! after `| json | F` exactly when `F` holds over its labels (a row the
-//! parser fails on is no exception: a numeric filter drops it when the
-//! label is missing, a string filter reads the missing label as `""`; its
-//! non-strict `| logfmt` raises no error at all), and
-//! on a clean row (no guard term holds) VictoriaLogs resolves each label to
-//! Loki's value: the stored field when non-empty, else the one top-level
-//! scalar key, and on a line nothing was unpacked from, the stored field,
-//! as Loki (the guard flags such a line when it starts with `{` and names
-//! a label, where Loki may have read keys before the error). Every other
-//! row is suspect and returned.
+//! for `| logfmt` [`crate::logfmt_suspect`]), and returns only the rows the
+//! filters keep or the guard calls suspect. The proxy still runs the whole
+//! pipeline on what comes back, so the answer is Loki's as long as every
+//! row Loki keeps is returned:
+//!
+//! * Loki 3.7 keeps a row after `| json | F` exactly when `F` holds over
+//!   its labels. A row the parser fails on is no exception: a numeric filter
+//!   drops it when the label is missing, a string filter reads the missing
+//!   label as `""`. Its non-strict `| logfmt` raises no error at all.
+//! * On a clean row (no guard term holds) VictoriaLogs resolves each label
+//!   to Loki's value: the stored field when non-empty, else the one
+//!   top-level scalar key; on a line nothing was unpacked from, the stored
+//!   field, as Loki. The guard flags such a line when it starts with `{` and
+//!   names a label, where Loki may have read keys before the error.
+//! * A row whose stream has a label of a needed name is returned too: the
+//!   stream label is Loki's value, and VictoriaLogs' field of that name may
+//!   hold another (its Loki endpoint stores a JSON key equal to a stream
+//!   label as a field).
 //!
 //! Loki may drop more rows than the filters alone (its parser stops at the
 //! first filtered key that fails, `errLabelDoesNotMatch`); the proxy does
-//! the same, on a superset. A row whose stream has a label of a needed name
-//! is returned too: the stream label is Loki's value, and VictoriaLogs'
-//! field of that name may hold another (its Loki endpoint stores a JSON key
-//! equal to a stream label as a field). The labels are resolved into fields of their
+//! the same, on a superset. The labels are resolved into fields of their
 //! own (`__lokivl_r.<name>`), and every field the prefilter adds is deleted
 //! before the rows are returned, so rows come back as stored.
 
@@ -43,9 +44,9 @@ const ADDED: &str = "__lokivl_*";
 
 /// Adds the prefilter of `plan`'s proxy stages to its LogsQL, when they
 /// start with `| json` or `| logfmt` (no parameters, no flags) and at least
-/// one label filter the
-/// guard covers (string matchers and plain numbers on names it can guard,
-/// none derived per entry or from OTel attributes). Returns whether it did.
+/// one label filter the guard covers (string matchers and plain numbers on
+/// names it can guard, none derived per entry or from OTel attributes).
+/// Returns whether it did.
 ///
 /// Only the filters right after the parser count; the stages after them
 /// still run in the proxy alone, which only drops or rewrites rows.

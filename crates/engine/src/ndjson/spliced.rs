@@ -33,9 +33,10 @@ impl<A: Source, B: Source> Source for Spliced<A, B> {
         let from = out.rows.len();
         self.first.rows_into(decoder, out)?;
         let tied = self.tied_ns;
-        let mut i = from;
-        // Drop the first answer's tied rows; their fields stay unreferenced
-        // in `out.fields`, which rows index by range.
+        // Drop the first answer's tied rows (rows `out` held before stay);
+        // their fields stay unreferenced in `out.fields`, which rows index
+        // by range.
+        let mut i = 0;
         out.rows.retain(|r| {
             i += 1;
             i <= from || r.time_ns != tied

@@ -113,22 +113,24 @@ impl ParsedPushdown {
     /// The pipes after the selection: unpack, the guard's marker, and the
     /// resolution of each needed label into the field of its name.
     pub(crate) fn pipes(&self) -> Vec<Pipe> {
-        match self.format {
-            UnpackFormat::Json => self.json_pipes(),
-            UnpackFormat::Logfmt => self.logfmt_pipes(),
-        }
-    }
-
-    /// The pipes of `| json`: a line that fails to parse is Loki's
-    /// `JSONParserErr`, so the guard also proves the line is JSON.
-    fn json_pipes(&self) -> Vec<Pipe> {
-        let mut out = self.json_marked();
+        let mut out = self.marked();
         out.extend(self.resolutions());
         out
     }
 
-    /// The unpacks of `| json` and the guard's marker (also the start of a
-    /// log query's prefilter, [`crate::log_prefilter`]).
+    /// The unpack and the guard's marker of `| json` or `| logfmt`, without
+    /// the resolutions (a log query's prefilter, [`crate::log_prefilter`],
+    /// resolves into fields of its own).
+    pub(crate) fn marked(&self) -> Vec<Pipe> {
+        match self.format {
+            UnpackFormat::Json => self.json_marked(),
+            UnpackFormat::Logfmt => self.logfmt_marked(),
+        }
+    }
+
+    /// The unpacks of `| json` and the guard's marker: a line that fails to
+    /// parse is Loki's `JSONParserErr`, so the guard also proves the line is
+    /// JSON.
     fn json_marked(&self) -> Vec<Pipe> {
         let parsed = |n: &str| format!("{PARSED_PREFIX}{n}");
         let mut out = Vec::new();
@@ -292,26 +294,9 @@ impl ParsedPushdown {
         any
     }
 
-    /// The pipes of `| logfmt`: Loki's non-strict logfmt raises no error,
-    /// so only the values are guarded ([`crate::logfmt_suspect`]).
-    fn logfmt_pipes(&self) -> Vec<Pipe> {
-        let mut out = self.logfmt_marked();
-        if !out.is_empty() {
-            out.extend(self.resolutions());
-        }
-        out
-    }
-
-    /// The unpack and the guard's marker of `| json` or `| logfmt`, without
-    /// the resolutions (a log query's prefilter resolves elsewhere).
-    pub(crate) fn marked(&self) -> Vec<Pipe> {
-        match self.format {
-            UnpackFormat::Json => self.json_marked(),
-            UnpackFormat::Logfmt => self.logfmt_marked(),
-        }
-    }
-
-    /// The unpack of `| logfmt` and the guard's marker.
+    /// The unpack of `| logfmt` and the guard's marker: Loki's non-strict
+    /// logfmt raises no error, so only the values are guarded
+    /// ([`crate::logfmt_suspect`]).
     fn logfmt_marked(&self) -> Vec<Pipe> {
         if self.names.is_empty() {
             return Vec::new();

@@ -90,8 +90,9 @@ async fn log_range(
     let discovery = ctx.discovery();
     let mut plan = logsql_ast::lower_log(log, discovery)?;
     if state.parser_pushdown {
-        // `| json | <filters>`: VictoriaLogs returns only the rows the
-        // filters keep or its guard doubts; the proxy still runs it all.
+        // `| json | <filters>` (or `| logfmt`): VictoriaLogs returns only
+        // the rows the filters keep or its guard doubts; the proxy still
+        // runs it all.
         logsql_ast::add_parser_prefilter(&mut plan);
     }
     let started = std::time::Instant::now();
