@@ -12,6 +12,7 @@
 //! flat vector.
 
 pub mod body;
+pub mod edge;
 pub mod objects;
 pub mod rowset;
 pub mod segments;
@@ -20,6 +21,7 @@ pub mod spliced;
 pub mod stats_rows;
 
 pub use body::Body;
+pub use edge::edge_time_repeats;
 pub use rowset::RowSet;
 pub use segments::{SegmentWriter, Segments};
 pub use source::Source;

@@ -40,6 +40,11 @@ impl Segments {
         self.parts.len()
     }
 
+    /// The segments' bytes, in order.
+    pub(crate) fn parts(&self) -> impl Iterator<Item = &[u8]> {
+        self.parts.iter().map(|p| &p[..])
+    }
+
     /// The answer as one buffer (copied only when it spans segments).
     pub fn into_contiguous(mut self) -> BytesMut {
         if self.parts.len() <= 1 {

@@ -11,7 +11,9 @@
 //! answer's rows on the near side of it and the second answer's rows
 //! ([`engine::ndjson::Spliced`]) are then every row up to and including it,
 //! from which the engine keeps Loki's choice. Otherwise, the usual case, the
-//! extra row is dropped and nothing more is asked.
+//! extra row is dropped and nothing more is asked; the first answer is then
+//! not copied either ([`engine::ndjson::edge_time_repeats`] tells the two
+//! cases apart before the in-place decode).
 
 use http::StatusCode;
 use logsql_ast::LogPlan;
@@ -23,7 +25,7 @@ use crate::work::{Work, cpu};
 use engine::answer::LogAnswer;
 use engine::direction::Direction;
 use engine::encode::streams::{StreamsOptions, StreamsSummary, decode_streams_summary};
-use engine::ndjson::{Source, Spliced};
+use engine::ndjson::{Source, Spliced, edge_time_repeats};
 
 /// The answer of `plan` over Loki's `[start, end)` (non-empty) for
 /// `opts.limit` entries in `opts.direction`.
@@ -48,11 +50,21 @@ pub async fn fetch(
     let req = Request::query(plan.query.clone(), start, last).take(take(opts.limit + 1));
     let first = backend.send_rows(ctx, &req).await?;
     // The first answer is decoded in place; a copy is kept only when the
-    // cut may go through a timestamp (more rows than the limit came back).
-    let kept = (first.row_count() > opts.limit).then(|| first.clone());
+    // cut may go through a timestamp: more rows than the limit came back,
+    // and (with exactly one more) the farthest row's time occurs twice.
+    let rows = first.row_count();
+    let may_tie =
+        rows > opts.limit && (rows != opts.limit + 1 || edge_time_repeats(&first, direction));
+    let kept = may_tie.then(|| first.clone());
     let (answer, summary) = decode(first, &opts, plan, work).await?;
-    let (Some(t), Some(first)) = (summary.tied_cut, kept) else {
+    let Some(t) = summary.tied_cut else {
         return Ok(answer);
+    };
+    // `edge_time_repeats` never misses a tie; were it to, the first answer
+    // is read again rather than spliced without its rows.
+    let first = match kept {
+        Some(first) => first,
+        None => backend.send_rows(ctx, &req).await?,
     };
     let whole = work.budgets.rows.max().max(opts.limit + 1);
     let req = Request::query(plan.query.clone(), t, t).take(take(whole));
