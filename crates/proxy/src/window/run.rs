@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use cache::{Cache, CacheKey, Encoding, Fetched};
@@ -164,8 +164,12 @@ where
         // Nothing to store: the typed answer goes straight to the merge.
         return fetch(w).await.map(|f| f.answer);
     }
+    // The answer this request's own fill built: on a miss it goes to the
+    // merge as it is, not read back from the bytes just stored.
+    let own: Arc<Mutex<Option<LogAnswer>>> = Arc::default();
     let fill = || {
         let body = fetch(w);
+        let own = Arc::clone(&own);
         async move {
             let fetched = body.await?;
             // Cut by the request's budget: shared with concurrent callers, never kept.
@@ -174,10 +178,16 @@ where
             } else {
                 Duration::ZERO
             };
-            Ok(Fetched::new(fetched.answer.to_bytes(), ttl))
+            let stored = fetched.answer.to_bytes();
+            *own.lock().unwrap_or_else(PoisonError::into_inner) = Some(fetched.answer);
+            Ok(Fetched::new(stored, ttl))
         }
     };
     let body = fill::cached_fetched(ctx, WINDOW_ENDPOINT, key, Some(ttl), fill).await?;
+    if let Some(answer) = own.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        return Ok(answer);
+    }
+    // A hit, or another request's fill: the stored bytes.
     LogAnswer::from_bytes(&body).map_err(|e| ApiError::Internal(e.to_string()))
 }
 
