@@ -47,15 +47,24 @@ impl From<Fetched> for Entry {
 ///
 /// A `Bytes` slice keeps its whole parent allocation alive, while the weigher
 /// only counts the slice, so a cached 100-byte slice of a 10 MiB upstream
-/// buffer would pin 10 MiB the byte bound never sees. Converting to a `Vec`
-/// copies only when the buffer is shared (or static) and reuses it when this
-/// handle is the sole owner; `shrink_to_fit` then releases any slack. An
-/// exact, uniquely owned body is not copied at all.
+/// buffer would pin 10 MiB the byte bound never sees. The same holds for a
+/// buffer that grew by doubling: `shrink_to_fit` cannot be relied on to give
+/// the slack back (mimalloc keeps a block in place when it shrinks by less
+/// than half, so the Vec reports the length while the block stays whole).
+/// A body whose buffer holds more than [`SLACK`] of unused room is therefore
+/// copied into a buffer of its own size; an exact (or nearly exact),
+/// uniquely owned body is kept without a copy.
 pub(crate) fn detach(body: Bytes) -> Bytes {
-    let mut owned: Vec<u8> = body.into();
-    owned.shrink_to_fit();
+    let owned: Vec<u8> = body.into();
+    if owned.capacity() - owned.len() > owned.len() / SLACK {
+        return Bytes::copy_from_slice(&owned);
+    }
     Bytes::from(owned)
 }
+
+/// Unused room a stored buffer may keep, as a fraction (1/16) of its length:
+/// about what the allocator's own size classes round up anyway.
+const SLACK: usize = 16;
 
 #[cfg(test)]
 mod tests {
@@ -84,6 +93,29 @@ mod tests {
         let back: Vec<u8> = detached.into();
         assert_eq!(back.len(), 4);
         assert!(back.capacity() < 64, "capacity {}", back.capacity());
+    }
+
+    #[test]
+    fn a_body_with_slack_is_copied_to_its_own_size() {
+        // Shrinking in place cannot be trusted to free the slack (the
+        // allocator may keep the block whole), so the body moves.
+        let mut grown = Vec::with_capacity(1 << 20);
+        grown.extend_from_slice(&[1u8; 600 << 10]);
+        let grown_ptr = grown.as_ptr();
+        let detached = detach(Bytes::from(grown));
+        assert_eq!(detached.as_ref(), &[1u8; 600 << 10][..]);
+        assert_ne!(detached.as_ptr(), grown_ptr, "copied, not shrunk in place");
+        let back: Vec<u8> = detached.into();
+        assert_eq!(
+            back.capacity(),
+            600 << 10,
+            "stored in a buffer of its own size"
+        );
+        // Slack within 1/16 of the length is kept as it is.
+        let mut near = Vec::with_capacity(1000);
+        near.extend_from_slice(&[2u8; 950]);
+        let near_ptr = near.as_ptr();
+        assert_eq!(detach(Bytes::from(near)).as_ptr(), near_ptr);
     }
 
     #[test]
