@@ -13,6 +13,7 @@ use crate::backend::{Backend, BackendOptions};
 use crate::config::Settings;
 use crate::handler::{AppState, format_query, metadata, query, status};
 use crate::handler::{detected, drilldown_limits, patterns, stats, volume};
+use crate::limits::evaluations::Evaluations;
 use crate::push::{self, PushState};
 use crate::response_cache::{self, ResponseCache};
 use crate::route::{Handler, Methods, ROUTES, Route};
@@ -82,6 +83,7 @@ pub fn routers(settings: Settings) -> Result<Routers, BuildError> {
     };
     let state = AppState {
         backend,
+        log_queries: Evaluations::new(settings.limits.max_concurrent_log_queries, &metrics),
         metrics,
         work: settings.work,
         parser_pushdown: settings.parser_pushdown,

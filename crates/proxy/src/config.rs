@@ -55,6 +55,9 @@ pub struct Config {
     /// Requests served at once; more get 429 (0 = unlimited).
     #[arg(long, env = "LOKIVL_MAX_INFLIGHT", default_value_t = 1024)]
     pub max_inflight: usize,
+    /// Log-query evaluations running at once, as Loki's `querier.max-concurrent`; more wait (0 = unlimited).
+    #[arg(long, env = "LOKIVL_MAX_CONCURRENT_LOG_QUERIES", default_value_t = crate::limits::DEFAULT_MAX_CONCURRENT_LOG_QUERIES)]
+    pub max_concurrent_log_queries: usize,
     /// Sustained requests per second per tenant (`X-Scope-OrgID`); past it 429 (0 = unlimited).
     #[arg(long, env = "LOKIVL_TENANT_RATE", default_value_t = 0.0)]
     pub tenant_rate: f64,
@@ -300,6 +303,7 @@ impl Config {
             limits: Limits {
                 query_timeout: self.query_timeout,
                 max_inflight: self.max_inflight,
+                max_concurrent_log_queries: self.max_concurrent_log_queries,
                 tenant_rate: self.tenant_rate,
                 tenant_burst: self.tenant_burst,
                 max_url_bytes: self.max_url_bytes,

@@ -33,6 +33,8 @@ pub struct AppState {
     /// Whether parsers may run in VictoriaLogs behind an exactness guard
     /// (`--parser-pushdown`).
     pub parser_pushdown: bool,
+    /// The slots log-query evaluations run in (`--max-concurrent-log-queries`).
+    pub log_queries: crate::limits::evaluations::Evaluations,
 }
 
 /// A 200 answer with a JSON body already written.

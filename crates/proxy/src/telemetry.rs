@@ -35,6 +35,7 @@ pub struct Registered {
     backend_load: IntGaugeVec,
     breaker_open: IntGauge,
     inflight: IntGauge,
+    evaluations: IntGaugeVec,
     rejected: IntCounterVec,
     cache_requests: IntCounterVec,
     cache_state: IntGaugeVec,
@@ -126,6 +127,13 @@ impl Metrics {
             "1 while the circuit breaker refuses calls to VictoriaLogs.",
         )?;
         let inflight = IntGauge::new("lokivl_inflight_requests", "HTTP requests being served.")?;
+        let evaluations = IntGaugeVec::new(
+            Opts::new(
+                "lokivl_log_query_evaluations",
+                "Log query evaluations (query_range misses of a log query) running, or waiting for a --max-concurrent-log-queries slot.",
+            ),
+            &["state"],
+        )?;
         let rejected = IntCounterVec::new(
             Opts::new(
                 "lokivl_rejected_requests_total",
@@ -168,6 +176,7 @@ impl Metrics {
         registry.register(Box::new(backend_load.clone()))?;
         registry.register(Box::new(breaker_open.clone()))?;
         registry.register(Box::new(inflight.clone()))?;
+        registry.register(Box::new(evaluations.clone()))?;
         registry.register(Box::new(rejected.clone()))?;
         #[cfg(target_os = "linux")]
         registry.register(Box::new(
@@ -186,6 +195,7 @@ impl Metrics {
             backend_load,
             breaker_open,
             inflight,
+            evaluations,
             rejected,
             cache_requests,
             cache_state,
@@ -224,6 +234,12 @@ impl Registered {
     /// The in-flight request gauge (the server layer moves it).
     pub fn inflight(&self) -> &IntGauge {
         &self.inflight
+    }
+
+    /// The log-query evaluation gauges by `state` (`running`, `waiting`);
+    /// the evaluation gate moves them.
+    pub fn evaluations(&self, state: &str) -> IntGauge {
+        self.evaluations.with_label_values(&[state])
     }
 
     /// Counts a request refused by a limit (`rate`, `inflight`, `url`, `headers`, `body`, `timeout`).

@@ -42,7 +42,10 @@ pub async fn query_range(
     // One budget for the whole request, shared by all its windows.
     let work = Work::new(&state.work, ctx.deadline());
     match expr {
-        Expr::Log(log) => log_range(&state, &ctx, windows.as_deref(), &p, &log, &work).await,
+        Expr::Log(log) => {
+            let evaluation = log_range(&state, &ctx, windows.as_deref(), &p, &log, &work);
+            state.log_queries.run(evaluation).await
+        }
         Expr::Metric(m) => {
             let bounds = (p.bounds.start, p.bounds.end);
             super::metric::range(&state, &ctx, &m, bounds, p.step, windows.as_deref(), &work).await

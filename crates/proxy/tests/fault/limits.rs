@@ -255,3 +255,61 @@ async fn graceful_shutdown_drains_in_flight_requests() {
             .is_err()
     );
 }
+
+/// `--max-concurrent-log-queries`: a log query past the cap waits for a
+/// slot (it reaches VictoriaLogs only when the running one ends), while
+/// metric queries and routes that evaluate nothing go ahead.
+#[tokio::test]
+async fn log_queries_past_the_cap_wait_for_a_slot() {
+    let vl = FakeVl::faulty(Fault::Hung).await;
+    let mut s = settings(&vl.url);
+    s.backend_timeout = Duration::from_secs(30);
+    s.limits.max_concurrent_log_queries = 1;
+    let base = start_proxy(s).await;
+    let long = Duration::from_secs(30);
+    let started = std::time::Instant::now();
+    let reached = |above: u64, what: &str| {
+        let what = what.to_owned();
+        let vl = &vl;
+        async move {
+            while vl.request_count() <= above {
+                assert!(
+                    started.elapsed() < 2 * T,
+                    "{what} never reached VictoriaLogs"
+                );
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+    let first = query_url(&base);
+    let held = tokio::spawn(async move { get_within(&first, &[], long).await });
+    reached(0, "the first log query").await;
+    let calls = vl.request_count();
+    let second = query_url(&base);
+    let waiting = tokio::spawn(async move { get_within(&second, &[], long).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        vl.request_count(),
+        calls,
+        "the second log query waits for the slot"
+    );
+    assert!(!waiting.is_finished());
+    // A metric query takes no slot.
+    let metric = format!(
+        "{base}/loki/api/v1/query_range?query=sum(count_over_time(%7Bapp%3D%22api%22%7D%5B5m%5D))&start=1787389200000000000&end=1787392800000000000&step=60"
+    );
+    let metric = tokio::spawn(async move { get_within(&metric, &[], long).await });
+    reached(calls, "the metric query").await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let calls = vl.request_count();
+    let info = get_within(&format!("{base}/loki/api/v1/status/buildinfo"), &[], T)
+        .await
+        .unwrap();
+    assert_eq!(info.status, 200);
+    assert!(!waiting.is_finished());
+    // The first client leaves: its evaluation stops and the slot passes on.
+    held.abort();
+    reached(calls, "the waiting log query").await;
+    waiting.abort();
+    metric.abort();
+}
