@@ -388,6 +388,25 @@ impl prometheus::core::Collector for SharedCacheCollector {
     }
 }
 
+/// One unit of a gauge, held from [`GaugeUnit::hold`] until dropped, so the
+/// gauge is given back however the work it counts ends (answer, error,
+/// timeout, a client that left).
+pub struct GaugeUnit<'a>(&'a IntGauge);
+
+impl<'a> GaugeUnit<'a> {
+    /// Adds one to `g` until the returned value is dropped.
+    pub fn hold(g: &'a IntGauge) -> Self {
+        g.inc();
+        Self(g)
+    }
+}
+
+impl Drop for GaugeUnit<'_> {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

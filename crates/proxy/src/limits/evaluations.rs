@@ -17,7 +17,7 @@ use std::sync::Arc;
 use prometheus::IntGauge;
 use tokio::sync::Semaphore;
 
-use crate::telemetry::Metrics;
+use crate::telemetry::{GaugeUnit, Metrics};
 
 /// The slots of the process; clones share them.
 #[derive(Debug, Clone)]
@@ -44,29 +44,13 @@ impl Evaluations {
         let _slot = match &self.slots {
             None => None,
             Some(slots) => {
-                let _waiting = Counted::new(&self.waiting);
+                let _waiting = GaugeUnit::hold(&self.waiting);
                 // The semaphore is never closed: acquiring cannot fail.
-                slots.clone().acquire_owned().await.ok()
+                slots.acquire().await.ok()
             }
         };
-        let _running = Counted::new(&self.running);
+        let _running = GaugeUnit::hold(&self.running);
         evaluation.await
-    }
-}
-
-/// One unit of a gauge, given back on drop.
-struct Counted<'a>(&'a IntGauge);
-
-impl<'a> Counted<'a> {
-    fn new(g: &'a IntGauge) -> Self {
-        g.inc();
-        Self(g)
-    }
-}
-
-impl Drop for Counted<'_> {
-    fn drop(&mut self) {
-        self.0.dec();
     }
 }
 

@@ -12,7 +12,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::error::ApiError;
 use crate::limits::Limits;
 use crate::limits::rate::RateLimiter;
-use crate::telemetry::Metrics;
+use crate::telemetry::{GaugeUnit, Metrics};
 use crate::tenant::Tenant;
 
 /// Shared state of the admission layer; cheap to clone.
@@ -139,20 +139,10 @@ pub async fn protect(State(g): State<Guard>, req: Request, next: Next) -> Respon
     // stops at the same instant this timeout fires.
     req.extensions_mut()
         .insert(crate::work::Deadline::after(l.query_timeout));
-    g.metrics.inflight().inc();
-    let _gauge = Dec(&g.metrics);
+    let _gauge = GaugeUnit::hold(g.metrics.inflight());
     // Bodies beyond the limit without a Content-Length (chunked) are cut by the extractors' own limit.
     match tokio::time::timeout(l.query_timeout, next.run(req)).await {
         Ok(resp) => resp,
         Err(_) => g.refuse("timeout", ApiError::QueryTimeout(l.query_timeout)),
-    }
-}
-
-/// Decrements the in-flight gauge however the request ends (answer, timeout, drop).
-struct Dec<'a>(&'a Metrics);
-
-impl Drop for Dec<'_> {
-    fn drop(&mut self) {
-        self.0.inflight().dec();
     }
 }
