@@ -10,6 +10,8 @@
 //! ([`super::rows`]), which add it per entry.
 
 use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use logql_parser::Grouping;
 use logsql_ast::Discovery;
@@ -101,12 +103,21 @@ pub fn with_service_name(
 /// The `service_name` of the stream VictoriaLogs prints as `stream`
 /// (`{app="api",env="prod"}`): a stored one, else the derived one.
 fn service_name_of(stream: &str, discovery: &Discovery) -> Result<String, EngineError> {
+    Ok(service_name_in(&loki_stream_labels(stream)?, discovery))
+}
+
+/// A VictoriaLogs `_stream` as its labels by Loki name, in stored order.
+fn loki_stream_labels(stream: &str) -> Result<Vec<(String, String)>, EngineError> {
     let pairs = parse_stream(stream)
         .map_err(|e| EngineError::Backend(format!("invalid _stream {stream:?}: {e}")))?;
-    let labels: Vec<(String, String)> = pairs
+    Ok(pairs
         .iter()
         .map(|(n, v)| (sanitize_label_name(n).into_owned(), v.to_string()))
-        .collect();
+        .collect())
+}
+
+/// The `service_name` of a stream with `labels` ([`loki_stream_labels`]).
+fn service_name_in(labels: &[(String, String)], discovery: &Discovery) -> String {
     let get = |n: &str| {
         labels
             .iter()
@@ -114,13 +125,13 @@ fn service_name_of(stream: &str, discovery: &Discovery) -> Result<String, Engine
             .map(|(_, v)| v.as_str())
     };
     if let Some(v) = get(SERVICE_NAME) {
-        return Ok(v.to_owned());
+        return v.to_owned();
     }
-    Ok(derive_service_name(
+    derive_service_name(
         discovery.service_name_labels.iter().map(String::as_str),
         get,
     )
-    .to_owned())
+    .to_owned()
 }
 
 /// The fields a row-counted aggregation reads when no stage runs in the
@@ -146,17 +157,20 @@ pub fn row_fields(labels: &[String]) -> Vec<String> {
 /// from, by their names in VictoriaLogs: a stored `detected_level`, Loki's
 /// level fields (those that are valid label names: the row path reads
 /// metadata by Loki name, so a dotted one never matches there either) and
-/// OTel's `severity_number`.
-pub fn level_fields() -> Vec<&'static str> {
-    std::iter::once(DETECTED_LEVEL)
-        .chain(
-            LEVEL_FIELDS
-                .iter()
-                .copied()
-                .filter(|n| crate::labels::is_valid_label_name(n)),
-        )
-        .chain(std::iter::once("severity_number"))
-        .collect()
+/// OTel's `severity_number`. Built once: every group of a level answer asks.
+pub fn level_fields() -> &'static [&'static str] {
+    static FIELDS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        std::iter::once(DETECTED_LEVEL)
+            .chain(
+                LEVEL_FIELDS
+                    .iter()
+                    .copied()
+                    .filter(|n| crate::labels::is_valid_label_name(n)),
+            )
+            .chain(std::iter::once("severity_number"))
+            .collect()
+    });
+    &FIELDS
 }
 
 /// Whether a group of a [`level_grouping`] answer has a level field set
@@ -187,7 +201,7 @@ fn otel_filler(f: &str) -> Option<&'static str> {
 /// does not depend on the line; the proxy reads only the others' lines
 /// (`!has_level_field()`).
 pub fn has_level_field() -> logsql_ast::Filter {
-    logsql_ast::Filter::or(level_fields().into_iter().map(|f| {
+    logsql_ast::Filter::or(level_fields().iter().map(|&f| {
         let set = logsql_ast::Filter::NonEmpty(f.to_owned());
         match otel_filler(f) {
             Some(value) => logsql_ast::Filter::and([
@@ -249,7 +263,7 @@ pub fn level_grouping(labels: &[String]) -> Vec<String> {
         .filter(|l| *l != SERVICE_NAME && *l != DETECTED_LEVEL)
         .cloned()
         .collect();
-    for f in level_fields() {
+    for &f in level_fields() {
         if !out.iter().any(|o| o == f) {
             out.push(f.to_owned());
         }
@@ -272,9 +286,21 @@ pub fn with_levels(
     keep: &[String],
 ) -> Result<Vec<BucketSeries>, EngineError> {
     let mut by_labels: BTreeMap<Labels, Vec<(i64, Stats)>> = BTreeMap::new();
+    // Groups repeat streams (one group per stream and level-field values):
+    // each stream is parsed once.
+    let mut streams: HashMap<String, GroupStream> = HashMap::new();
+    let mut keep_sorted: Vec<&str> = keep.iter().map(String::as_str).collect();
+    keep_sorted.sort_unstable();
+    let kept = |n: &str| keep_sorted.binary_search(&n).is_ok();
     for s in series {
         let mut labels = s.labels;
-        let stream = take_stream(&mut labels);
+        let stream = match streams.entry(take_stream(&mut labels)) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let parsed = GroupStream::parse(e.key(), discovery, derived.service_name)?;
+                e.insert(parsed)
+            }
+        };
         // The line's level, when VictoriaLogs computed it: it is the
         // entries' level only when no level field is set.
         let line_level = labels
@@ -282,12 +308,7 @@ pub fn with_levels(
             .position(|(n, _)| n == LINE_LEVEL)
             .map(|i| labels.remove(i).1)
             .filter(|_| !has_level(&labels));
-        let pairs = parse_stream(&stream)
-            .map_err(|e| EngineError::Backend(format!("invalid _stream {stream:?}: {e}")))?;
-        let stream_labels: Vec<(String, String)> = pairs
-            .iter()
-            .map(|(n, v)| (sanitize_label_name(n).into_owned(), v.to_string()))
-            .collect();
+        let stream_labels = &stream.labels;
         let in_stream = |n: &str| stream_labels.iter().any(|(k, _)| k == n);
         let stream_get = |n: &str| {
             stream_labels
@@ -295,38 +316,36 @@ pub fn with_levels(
                 .find(|(k, _)| k == n)
                 .map(|(_, v)| v.as_str())
         };
-        // The group's metadata as Loki stores it (OTel severity translated).
-        let otlp = crate::discovery::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
-        let mut meta: Vec<(std::borrow::Cow<'_, str>, &str)> = Vec::new();
-        crate::discovery::otel::push_metadata(
-            otlp,
-            labels
-                .iter()
-                .filter(|(k, _)| !in_stream(k))
-                .map(|(k, v)| (k.as_str(), v.as_str())),
-            &mut meta,
-        );
-        let meta_get = |n: &str| meta.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-        let mut out: Labels = Vec::new();
+        let mut out: Labels = Vec::with_capacity(keep.len() + 2);
         if derived.level {
             // A stream label of that name is the entry's, as in the row path.
             let level = match (stream_get(DETECTED_LEVEL), line_level) {
                 (Some(v), _) => v.to_owned(),
                 (None, Some(line)) => line,
-                (None, None) => level_of(level_label(stream_get), &meta_get, "").to_owned(),
+                (None, None) => {
+                    // The group's metadata as Loki stores it (OTel severity translated).
+                    let mut meta: Vec<(std::borrow::Cow<'_, str>, &str)> = Vec::new();
+                    crate::discovery::otel::push_metadata(
+                        stream.otlp,
+                        labels
+                            .iter()
+                            .filter(|(k, _)| !in_stream(k))
+                            .map(|(k, v)| (k.as_str(), v.as_str())),
+                        &mut meta,
+                    );
+                    let meta_get = |n: &str| meta.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+                    level_of(level_label(stream_get), &meta_get, "").to_owned()
+                }
             };
             out.push((DETECTED_LEVEL.to_owned(), level));
         }
-        if derived.service_name {
-            out.push((
-                SERVICE_NAME.to_owned(),
-                service_name_of(&stream, discovery)?,
-            ));
+        if let Some(name) = &stream.service_name {
+            out.push((SERVICE_NAME.to_owned(), name.clone()));
         }
         for (n, v) in labels.iter().chain(stream_labels.iter()) {
             let synthesized = (derived.level && n == DETECTED_LEVEL)
                 || (derived.service_name && n == SERVICE_NAME);
-            if !synthesized && keep.contains(n) {
+            if !synthesized && kept(n) {
                 out.push((n.clone(), v.clone()));
             }
         }
@@ -336,6 +355,31 @@ pub fn with_levels(
             .extend(s.buckets);
     }
     Ok(merge(by_labels))
+}
+
+/// What [`with_levels`] reads from a group's `_stream`.
+struct GroupStream {
+    /// Its labels by Loki name ([`loki_stream_labels`]).
+    labels: Vec<(String, String)>,
+    /// Whether it came from OTLP (its severity metadata is translated).
+    otlp: bool,
+    /// Its `service_name`, when the series carry one.
+    service_name: Option<String>,
+}
+
+impl GroupStream {
+    fn parse(stream: &str, discovery: &Discovery, service_name: bool) -> Result<Self, EngineError> {
+        let pairs = parse_stream(stream)
+            .map_err(|e| EngineError::Backend(format!("invalid _stream {stream:?}: {e}")))?;
+        let otlp = crate::discovery::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
+        let labels = loki_stream_labels(stream)?;
+        let service_name = service_name.then(|| service_name_in(&labels, discovery));
+        Ok(Self {
+            labels,
+            otlp,
+            service_name,
+        })
+    }
 }
 
 /// The labels of a series needing every label (`Need::All`): each of

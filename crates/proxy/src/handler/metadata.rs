@@ -78,8 +78,13 @@ pub async fn label_values(
         ));
     }
     // `name` is a Loki name; the stream fields it stands for may be dotted
-    // (`k8s_pod_name` ← `k8s.pod.name`), so look the fields up first.
-    let names = stream_field_names(&state, &ctx, &query, bounds).await?;
+    // (`k8s_pod_name` ← `k8s.pod.name`), so look the fields up first,
+    // unless `name` can only stand for itself.
+    let names = if only_itself(&name) {
+        BTreeSet::new()
+    } else {
+        stream_field_names(&state, &ctx, &query, bounds).await?
+    };
     let mut fields: Vec<&str> = names
         .iter()
         .map(String::as_str)
@@ -102,6 +107,16 @@ pub async fn label_values(
         values.append(&mut found);
     }
     Ok(string_list(values))
+}
+
+/// Whether the only stream field whose Loki name is `name` is `name`
+/// itself: sanitizing writes `_` for every character it replaces and before
+/// a leading digit, so a name without `_` is no other field's sanitized
+/// name. Such a name needs no field-name lookup (one VictoriaLogs call
+/// less for `label/app/values`); a field that is absent lists no values
+/// either way.
+fn only_itself(name: &str) -> bool {
+    !name.contains('_')
 }
 
 /// `GET|POST /loki/api/v1/series`.
@@ -318,6 +333,19 @@ fn string_list(values: BTreeSet<String>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_without_underscore_is_no_other_fields_sanitized_name() {
+        for field in ["k8s.pod.name", "1abc", "a-b", "a b", "ü", "app"] {
+            let loki = sanitize_label_name(field);
+            if only_itself(&loki) {
+                assert_eq!(loki, field, "{field} sanitizes to a name without `_`");
+            }
+        }
+        assert!(only_itself("app"));
+        assert!(!only_itself("k8s_pod_name"));
+        assert!(!only_itself("_1abc"));
+    }
 
     #[test]
     fn empty_selector_forms() {

@@ -91,6 +91,10 @@ pub(super) async fn fetch_levels(
     let (grouping, grid) = (r.grouping.clone(), *grid);
     let size = series.iter().map(|s| s.buckets.len()).sum::<usize>() * 64;
     cpu::run(work.deadline, size, move |_| {
+        if grouping.is_none() && !any_residue {
+            // Already one series per label set, as `with_levels` merged them.
+            return Ok(window::evaluate(&series, &grid, &spec)?);
+        }
         let series = buckets::merge(series.into_iter().fold(
             std::collections::BTreeMap::new(),
             |mut m, s| {
