@@ -21,7 +21,7 @@ pub mod spliced;
 pub mod stats_rows;
 
 pub use body::Body;
-pub use edge::edge_time_repeats;
+pub use edge::edge_run;
 pub use rowset::RowSet;
 pub use segments::{SegmentWriter, Segments};
 pub use source::Source;

@@ -62,10 +62,12 @@ pub struct StreamsSummary {
     pub streams: usize,
     /// Bytes of log lines written.
     pub bytes: usize,
-    /// The limit cut between two rows of this timestamp: the input may
-    /// lack other rows of it, and which of them Loki keeps depends on all
-    /// of them ([`crate::tie`]). `None` when the cut was clean or no row
-    /// was cut.
+    /// The limit cut between two rows of this timestamp, and no row of the
+    /// input is farther: the input may lack other rows of it, and which of
+    /// them Loki keeps depends on all of them ([`crate::tie`]). `None` when
+    /// the cut was clean, no row was cut, or a farther row shows that a
+    /// nearest-first input (VictoriaLogs' `limit`) holds every row of that
+    /// timestamp, so the entries kept are already Loki's.
     pub tied_cut: Option<i64>,
 }
 
@@ -317,10 +319,15 @@ impl StreamsEncoder {
             let s = info(i);
             (order_key(dir, all[i as usize].time_ns, s.hash, s.tenant), i)
         });
-        let tied_cut = match (opts.limit.checked_sub(1), self.order.get(opts.limit)) {
-            (Some(last), Some(&next)) => {
+        let tied_cut = match (
+            opts.limit.checked_sub(1),
+            self.order.get(opts.limit),
+            self.order.last(),
+        ) {
+            (Some(last), Some(&next), Some(&farthest)) => {
                 let kept = all[self.order[last] as usize].time_ns;
-                (kept == all[next as usize].time_ns).then_some(kept)
+                (kept == all[next as usize].time_ns && kept == all[farthest as usize].time_ns)
+                    .then_some(kept)
             }
             _ => None,
         };

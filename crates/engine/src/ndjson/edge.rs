@@ -1,32 +1,31 @@
-//! Whether a limited answer's cut may go through one timestamp, told from
+//! How many rows of a limited answer share its farthest time, told from
 //! the rows' `_time` alone, before the answer is decoded in place.
 //!
-//! A log query asks VictoriaLogs for `limit + 1` rows; when the row beyond
-//! the limit has the time of the last kept one, the cut went through a
-//! timestamp and that timestamp is read again whole (`Spliced`), which
-//! needs the first answer's rows as they came. Decoding in place consumes
-//! the body, so the body would have to be copied before every decode. With
-//! exactly `limit + 1` rows the row beyond the limit is the one farthest in
-//! direction order (the oldest for backward, the newest for forward), so
-//! the cut goes through a timestamp exactly when that farthest time occurs
-//! twice: this reads it without decoding, and the copy is made only then.
+//! A log query asks VictoriaLogs for a few rows more than the limit; when
+//! every row from the last kept one to the farthest shares one time, the
+//! cut may go through a timestamp whose other rows VictoriaLogs did not
+//! send, and that timestamp is read again whole (`Spliced`), which needs
+//! the first answer's rows as they came. Decoding in place consumes the
+//! body, so the body would have to be copied before every decode. The rows
+//! from the limit on are the farthest in direction order (the oldest for
+//! backward, the newest for forward), so this count tells, without
+//! decoding, whether the copy is needed.
 
 use super::body::Body;
 use crate::direction::Direction;
 
-/// `true` when the row farthest in `direction` order shares its time with
-/// another row of `body`, and also when that cannot be told without
-/// decoding (a line without a top-level `_time` string, a malformed time).
-/// For a body of `limit + 1` rows this is exactly whether a `limit` cut goes
-/// through a timestamp; `false` is only ever answered when it does not.
-pub fn edge_time_repeats(body: &Body, direction: Direction) -> bool {
+/// How many rows of `body` have the time of the row farthest in
+/// `direction` order; `None` when that cannot be told without decoding (a
+/// line without a top-level `_time` string, a malformed time), which the
+/// caller treats as a possible tie.
+pub fn edge_run(body: &Body, direction: Direction) -> Option<usize> {
     let mut edge = Edge::new(direction);
     let known = match body {
         Body::Ndjson(b) => lines_seen(b, &mut edge),
         Body::Segments(s) => s.parts().all(|p| lines_seen(p, &mut edge)),
         Body::Rows(r) => (0..r.len()).all(|i| r.time(i).map(|t| edge.see(t)).is_some()),
     };
-    !known || edge.count > 1
+    known.then_some(edge.count)
 }
 
 /// The farthest time seen so far and how often.
@@ -100,6 +99,11 @@ mod tests {
         Body::Ndjson(BytesMut::from(text.as_bytes()))
     }
 
+    /// The farthest time occurs more than once (or cannot be read).
+    fn edge_time_repeats(body: &Body, direction: Direction) -> bool {
+        edge_run(body, direction).is_none_or(|n| n > 1)
+    }
+
     const T1: &str = "2026-11-28T08:00:01Z";
     const T1_NANOS: &str = "2026-11-28T08:00:01.000000000Z";
     const T2: &str = "2026-11-28T08:00:02.5Z";
@@ -136,6 +140,21 @@ mod tests {
             &ndjson(&[T3, T1, T3]),
             Direction::Forward
         ));
+    }
+
+    #[test]
+    fn the_run_counts_every_row_of_the_farthest_time() {
+        let body = ndjson(&[T3, T1, T2, T1, T1]);
+        assert_eq!(edge_run(&body, Direction::Backward), Some(3));
+        assert_eq!(edge_run(&body, Direction::Forward), Some(1));
+        assert_eq!(edge_run(&ndjson(&[]), Direction::Backward), Some(0));
+        assert_eq!(
+            edge_run(
+                &Body::Ndjson(BytesMut::from(&b"{\"_msg\":\"x\"}\n"[..])),
+                Direction::Forward
+            ),
+            None
+        );
     }
 
     #[test]

@@ -151,3 +151,30 @@ async fn a_clean_cut_costs_one_call_and_a_tied_cut_one_more() {
     assert!(q[2].1.parse::<usize>().expect("limit") >= 7, "{q:?}");
     assert_eq!(last_end(&vl), Some((TIED + 1).to_string()));
 }
+
+/// With a larger limit lokivl asks a few rows more than it keeps; when one
+/// of them is beyond the tied timestamp, every row of that timestamp came
+/// back, and Loki's choice is kept without a second call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_beyond_the_tie_spares_the_second_call() {
+    let mut data = rows();
+    // 45 more rows newer than the tie: with `new`, 46 kept before it.
+    data.extend((1..=45).map(|k| row(TIED + MIN + k * 1_000, &format!("n{k:02}"), 3)));
+    let vl = FakeVl::builder().rows(Dataset::fixed(data)).start().await;
+    let base = lokivl(&vl.addr, None).await;
+    let got = apps(&base, 48, "backward").await;
+    assert_eq!(got.len(), 48);
+    assert!(got.contains(&"cron".to_owned()) && got.contains(&"db".to_owned()));
+    assert!(
+        !got.iter()
+            .any(|a| ["api", "batch", "edge", "old"].contains(&a.as_str()))
+    );
+    let limits: Vec<String> = vl
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/select/logsql/query")
+        .map(|r| r.get("limit").to_owned())
+        .collect();
+    // 48 kept + 4 more: the 5 tied rows and `old` all came back.
+    assert_eq!(limits, ["52"]);
+}

@@ -438,6 +438,16 @@ fn a_limit_among_equal_timestamps_keeps_what_loki_keeps() {
             let two = tied_rows() + &line(T4, r#"{app="new"}"#, "new", &[]);
             let (_, newest, _) = run(&two, &opts(Direction::Backward, 1, categorize, None));
             assert_eq!(newest.tied_cut, None);
+            // A row beyond the tied timestamp: every row of it is in the
+            // input, and the entries kept are Loki's without a second read.
+            let older = line(T1, r#"{app="old"}"#, "old", &[]) + &tied_rows();
+            let (_, whole, v) = run(&older, &opts(Direction::Backward, 3, categorize, None));
+            assert_eq!(whole.tied_cut, None);
+            assert_eq!(apps(&v), ["api", "cron", "db"]);
+            let newer = tied_rows() + &line(T5, r#"{app="new"}"#, "new", &[]);
+            let (_, whole, v) = run(&newer, &opts(Direction::Forward, 3, categorize, None));
+            assert_eq!(whole.tied_cut, None);
+            assert_eq!(apps(&v), ["api", "cron", "db"]);
         }
     }
 }
