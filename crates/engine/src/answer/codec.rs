@@ -4,15 +4,16 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::log::{Category, EntryRec, LogAnswer, LogStats, Pair, Span, StreamRec};
+use super::log::{Category, EntryRec, LogAnswer, LogStats, MAX_TEXT, Pair, Span, StreamRec};
 
 /// A buffer that is not a stored [`LogAnswer`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("stored log answer: {0}")]
 pub struct CodecError(&'static str);
 
-/// The format's first byte; another value is refused.
-const VERSION: u8 = 2;
+/// The format's first byte; another value is refused. 3: spans as two
+/// `u32` (they were two `u64`).
+const VERSION: u8 = 3;
 
 impl LogAnswer {
     /// The stored form.
@@ -20,9 +21,9 @@ impl LogAnswer {
         let size = 64
             + self.warnings.iter().map(|w| w.len() + 8).sum::<usize>()
             + self.text.len()
-            + self.pairs.len() * 33
-            + self.entries.len() * 48
-            + self.streams.len() * 32;
+            + self.pairs.len() * 17
+            + self.entries.len() * 32
+            + self.streams.len() * 16;
         let mut b = BytesMut::with_capacity(size);
         b.put_u8(VERSION);
         b.put_u8(u8::from(self.categorized));
@@ -45,8 +46,8 @@ impl LogAnswer {
         b.put_slice(self.text.as_bytes());
         put_len(&mut b, self.pairs.len());
         for p in &self.pairs {
-            put_span(&mut b, &p.name);
-            put_span(&mut b, &p.value);
+            put_span(&mut b, p.name);
+            put_span(&mut b, p.value);
             b.put_u8(match p.category {
                 Category::Metadata => 0,
                 Category::Parsed => 1,
@@ -56,13 +57,13 @@ impl LogAnswer {
         for e in &self.entries {
             b.put_i64_le(e.ts);
             b.put_u64_le(e.origin);
-            put_span(&mut b, &e.line);
-            put_span(&mut b, &e.labels);
+            put_span(&mut b, e.line);
+            put_span(&mut b, e.labels);
         }
         put_len(&mut b, self.streams.len());
         for s in &self.streams {
-            put_span(&mut b, &s.labels);
-            put_span(&mut b, &s.entries);
+            put_span(&mut b, s.labels);
+            put_span(&mut b, s.entries);
         }
         b.freeze()
     }
@@ -92,11 +93,15 @@ impl LogAnswer {
         }
         let len = r.len()?;
         let text = r.text(len)?.to_owned();
+        if text.len() > MAX_TEXT {
+            return Err(CodecError("text too long"));
+        }
         let in_text = |s: &Span| {
-            s.start <= s.end
-                && s.end <= text.len()
-                && text.is_char_boundary(s.start)
-                && text.is_char_boundary(s.end)
+            let r = s.range();
+            r.start <= r.end
+                && r.end <= text.len()
+                && text.is_char_boundary(r.start)
+                && text.is_char_boundary(r.end)
         };
         let n = r.len()?;
         let mut pairs = Vec::with_capacity(n.min(1 << 16));
@@ -116,7 +121,7 @@ impl LogAnswer {
                 category,
             });
         }
-        let within = |s: &Span, n: usize| s.start <= s.end && s.end <= n;
+        let within = |s: &Span, n: usize| s.start <= s.end && s.end as usize <= n;
         let n = r.len()?;
         let mut entries = Vec::with_capacity(n.min(1 << 16));
         for _ in 0..n {
@@ -148,7 +153,7 @@ impl LogAnswer {
         if r.i != bytes.len() {
             return Err(CodecError("trailing bytes"));
         }
-        Ok(Self {
+        Ok(Self::from_parts(
             text,
             pairs,
             entries,
@@ -156,7 +161,7 @@ impl LogAnswer {
             categorized,
             warnings,
             stats,
-        })
+        ))
     }
 }
 
@@ -164,9 +169,9 @@ fn put_len(b: &mut BytesMut, n: usize) {
     b.put_u64_le(n as u64);
 }
 
-fn put_span(b: &mut BytesMut, s: &Span) {
-    put_len(b, s.start);
-    put_len(b, s.end);
+fn put_span(b: &mut BytesMut, s: Span) {
+    b.put_u32_le(s.start);
+    b.put_u32_le(s.end);
 }
 
 struct Reader<'a> {
@@ -200,8 +205,17 @@ impl<'a> Reader<'a> {
         usize::try_from(self.u64()?).map_err(|_| CodecError("length"))
     }
 
+    fn u32(&mut self) -> Result<u32, CodecError> {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(self.take(4)?);
+        Ok(u32::from_le_bytes(a))
+    }
+
     fn span(&mut self) -> Result<Span, CodecError> {
-        Ok(self.len()?..self.len()?)
+        Ok(Span {
+            start: self.u32()?,
+            end: self.u32()?,
+        })
     }
 
     fn text(&mut self, n: usize) -> Result<&'a str, CodecError> {
@@ -254,8 +268,8 @@ mod tests {
         }
         // A range past the text.
         let mut stored = sample().to_bytes().to_vec();
-        let last = stored.len() - 8;
-        stored[last..].copy_from_slice(&u64::MAX.to_le_bytes());
+        let last = stored.len() - 4;
+        stored[last..].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(LogAnswer::from_bytes(&stored).is_err());
     }
 }

@@ -41,8 +41,51 @@ impl LogStats {
     }
 }
 
-/// A range of [`LogAnswer::text`] or of a record vector.
-pub(crate) type Span = Range<usize>;
+/// A range of [`LogAnswer::text`] or of a record vector, in 32 bits: the
+/// records of an answer (a label pair per label of every entry) outweigh
+/// its text, and half-size offsets halve them. An answer holds at most
+/// [`MAX_TEXT`] bytes of text ([`LogAnswer`] cuts it there, with a warning).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+}
+
+impl Span {
+    /// `start..end`; both within [`MAX_TEXT`] (checked by the caller).
+    fn new(start: usize, end: usize) -> Self {
+        debug_assert!(start <= end && end <= MAX_TEXT);
+        Self {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    /// The empty span at `at`.
+    fn at(at: usize) -> Self {
+        Self::new(at, at)
+    }
+
+    pub(crate) fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    pub(crate) fn len(self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    pub(crate) fn is_empty(self) -> bool {
+        self.start == self.end
+    }
+}
+
+/// The most text (and records of each kind) one answer holds: what a
+/// [`Span`] can address.
+pub(crate) const MAX_TEXT: usize = u32::MAX as usize;
+
+/// The warning of an answer cut at [`MAX_TEXT`].
+pub const CUT_WARNING: &str =
+    "lokivl: the answer reached 4 GiB of text; the entries past that point are left out";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Pair {
@@ -56,10 +99,7 @@ pub(crate) struct Pair {
 /// entry). Made by [`LogAnswer::push_name`]; valid until the answer is
 /// cleared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct NameRef {
-    start: usize,
-    end: usize,
-}
+pub(crate) struct NameRef(Span);
 
 /// The labels of an entry of an answer, for a later entry with the same
 /// labels to share ([`LogAnswer::share_entry_labels`]). Valid until the
@@ -94,7 +134,12 @@ pub(crate) struct EntryRec {
 /// carry none; with it, entries carry their structured metadata and parsed
 /// labels. Built with [`LogAnswer::begin_stream`], [`LogAnswer::push_entry`]
 /// and the `push_*_label` methods, in order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// An answer that would pass [`MAX_TEXT`] bytes of text is cut: the entry
+/// (and a stream left without entries) being built is taken back, every
+/// later push is ignored, and [`CUT_WARNING`] tells the client, as Loki's
+/// partial answers do; every complete entry before the cut stays.
+#[derive(Debug, Clone, Default)]
 pub struct LogAnswer {
     pub(crate) text: String,
     pub(crate) pairs: Vec<Pair>,
@@ -106,7 +151,29 @@ pub struct LogAnswer {
     pub warnings: Vec<String>,
     /// The counters behind `stats`.
     pub stats: LogStats,
+    /// The answer was cut ([`CUT_WARNING`]): pushes are ignored.
+    cut: bool,
+    /// [`MAX_TEXT`], lower in tests.
+    limit: Option<usize>,
+    /// The entry added last may get more labels.
+    open_entry: bool,
 }
+
+/// Equal content: the same text, records, flags, warnings and counters
+/// (how it was built, or what a builder may still add, aside).
+impl PartialEq for LogAnswer {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+            && self.pairs == other.pairs
+            && self.entries == other.entries
+            && self.streams == other.streams
+            && self.categorized == other.categorized
+            && self.warnings == other.warnings
+            && self.stats == other.stats
+    }
+}
+
+impl Eq for LogAnswer {}
 
 impl LogAnswer {
     /// An empty answer.
@@ -114,6 +181,38 @@ impl LogAnswer {
         Self {
             categorized,
             ..Self::default()
+        }
+    }
+
+    /// An answer of stored parts (the cache's codec checked them).
+    pub(crate) fn from_parts(
+        text: String,
+        pairs: Vec<Pair>,
+        entries: Vec<EntryRec>,
+        streams: Vec<StreamRec>,
+        categorized: bool,
+        warnings: Vec<String>,
+        stats: LogStats,
+    ) -> Self {
+        Self {
+            text,
+            pairs,
+            entries,
+            streams,
+            categorized,
+            warnings,
+            stats,
+            ..Self::default()
+        }
+    }
+
+    /// An empty answer cut at `limit` bytes of text (and records of each
+    /// kind) instead of [`MAX_TEXT`], to test the cut.
+    #[cfg(test)]
+    pub(crate) fn with_limit(categorized: bool, limit: usize) -> Self {
+        Self {
+            limit: Some(limit.min(MAX_TEXT)),
+            ..Self::new(categorized)
         }
     }
 
@@ -126,6 +225,8 @@ impl LogAnswer {
         self.warnings.clear();
         self.stats = LogStats::default();
         self.categorized = categorized;
+        self.cut = false;
+        self.open_entry = false;
     }
 
     /// Reserves room for `text` bytes of strings and `entries` entries.
@@ -159,10 +260,14 @@ impl LogAnswer {
 
     /// Starts a stream; its labels follow, then its entries.
     pub fn begin_stream(&mut self) {
+        self.open_entry = false;
+        if !self.room_for_record(self.streams.len()) {
+            return;
+        }
         let (p, e) = (self.pairs.len(), self.entries.len());
         self.streams.push(StreamRec {
-            labels: p..p,
-            entries: e..e,
+            labels: Span::at(p),
+            entries: Span::at(e),
         });
     }
 
@@ -174,10 +279,13 @@ impl LogAnswer {
     /// [`LogAnswer::push_stream_label`] with the name written by `name`
     /// (names that are built while writing, without a temporary string).
     pub fn push_stream_label_with(&mut self, name: impl FnOnce(&mut String), value: &str) {
-        let pair = self.pair(name, value, Category::Metadata);
+        let Some(pair) = self.pair(name, value, Category::Metadata) else {
+            return;
+        };
         self.pairs.push(pair);
+        let end = self.pairs.len() as u32;
         if let Some(s) = self.streams.last_mut() {
-            s.labels.end = self.pairs.len();
+            s.labels.end = end;
         }
     }
 
@@ -191,17 +299,25 @@ impl LogAnswer {
     /// Loki's hash `origin` ([`crate::tie::stream_hash`]), which decides
     /// where a later limit cuts among entries of one timestamp.
     pub fn push_entry_of(&mut self, origin: u64, ts: i64, line: &str) {
-        let line = self.push_text(line);
+        self.open_entry = false;
+        if !self.room_for_record(self.entries.len()) {
+            return;
+        }
+        let Some(line) = self.push_text(line) else {
+            return;
+        };
         let p = self.pairs.len();
         self.entries.push(EntryRec {
             ts,
             origin,
             line,
-            labels: p..p,
+            labels: Span::at(p),
         });
+        let end = self.entries.len() as u32;
         if let Some(s) = self.streams.last_mut() {
-            s.entries.end = self.entries.len();
+            s.entries.end = end;
         }
+        self.open_entry = true;
     }
 
     /// Adds a label of `category` to the entry added last (labels in name order).
@@ -216,22 +332,16 @@ impl LogAnswer {
         name: impl FnOnce(&mut String),
         value: &str,
     ) {
-        let pair = self.pair(name, value, category);
-        self.pairs.push(pair);
-        if let Some(e) = self.entries.last_mut() {
-            e.labels.end = self.pairs.len();
-        }
+        let Some(pair) = self.pair(name, value, category) else {
+            return;
+        };
+        self.push_entry_pair(pair);
     }
 
     /// Writes a label name into the text once, for any number of labels of
     /// this answer to share ([`LogAnswer::push_entry_label_named`]).
     pub(crate) fn push_name(&mut self, name: impl FnOnce(&mut String)) -> NameRef {
-        let start = self.text.len();
-        name(&mut self.text);
-        NameRef {
-            start,
-            end: self.text.len(),
-        }
+        NameRef(self.write_text(name).unwrap_or_default())
     }
 
     /// [`LogAnswer::push_entry_label`] with a name written before by
@@ -242,21 +352,34 @@ impl LogAnswer {
         name: NameRef,
         value: &str,
     ) {
-        debug_assert!(name.end <= self.text.len(), "a NameRef of another answer");
-        let value = self.push_text(value);
-        self.pairs.push(Pair {
-            name: name.start..name.end,
+        debug_assert!(
+            name.0.end as usize <= self.text.len(),
+            "a NameRef of another answer"
+        );
+        let Some(value) = self.push_text(value) else {
+            return;
+        };
+        self.push_entry_pair(Pair {
+            name: name.0,
             value,
             category,
         });
+    }
+
+    fn push_entry_pair(&mut self, pair: Pair) {
+        if !self.room_for_record(self.pairs.len()) {
+            return;
+        }
+        self.pairs.push(pair);
+        let end = self.pairs.len() as u32;
         if let Some(e) = self.entries.last_mut() {
-            e.labels.end = self.pairs.len();
+            e.labels.end = end;
         }
     }
 
     /// The labels of the entry added last.
     pub(crate) fn entry_labels_ref(&self) -> LabelsRef {
-        LabelsRef(self.entries.last().map_or(0..0, |e| e.labels.clone()))
+        LabelsRef(self.entries.last().map_or(Span::default(), |e| e.labels))
     }
 
     /// Gives the entry added last (which has no labels yet, and gets none
@@ -264,12 +387,16 @@ impl LogAnswer {
     /// and nothing written.
     pub(crate) fn share_entry_labels(&mut self, labels: &LabelsRef) {
         debug_assert!(
-            labels.0.end <= self.pairs.len(),
+            labels.0.end as usize <= self.pairs.len(),
             "a LabelsRef of another answer"
         );
+        if self.cut {
+            // The entry added last is not the one being built.
+            return;
+        }
         if let Some(e) = self.entries.last_mut() {
             debug_assert!(e.labels.is_empty(), "the entry has labels of its own");
-            e.labels = labels.0.clone();
+            e.labels = labels.0;
         }
     }
 
@@ -281,26 +408,83 @@ impl LogAnswer {
         }
     }
 
-    fn pair(&mut self, name: impl FnOnce(&mut String), value: &str, category: Category) -> Pair {
-        let start = self.text.len();
-        name(&mut self.text);
-        let name = start..self.text.len();
-        let value = self.push_text(value);
-        Pair {
+    /// Whether the answer was cut ([`CUT_WARNING`]).
+    pub fn is_cut(&self) -> bool {
+        self.cut
+    }
+
+    fn pair(
+        &mut self,
+        name: impl FnOnce(&mut String),
+        value: &str,
+        category: Category,
+    ) -> Option<Pair> {
+        let name = self.write_text(name)?;
+        let value = self.push_text(value)?;
+        Some(Pair {
             name,
             value,
             category,
+        })
+    }
+
+    fn push_text(&mut self, s: &str) -> Option<Span> {
+        self.write_text(|t| t.push_str(s))
+    }
+
+    /// Appends what `write` writes to the text; past the limit, takes it
+    /// back and cuts the answer.
+    fn write_text(&mut self, write: impl FnOnce(&mut String)) -> Option<Span> {
+        if self.cut {
+            return None;
         }
-    }
-
-    fn push_text(&mut self, s: &str) -> Span {
         let start = self.text.len();
-        self.text.push_str(s);
-        start..self.text.len()
+        write(&mut self.text);
+        if self.text.len() > self.limit() {
+            self.text.truncate(start);
+            self.cut_here();
+            return None;
+        }
+        Some(Span::new(start, self.text.len()))
     }
 
-    pub(crate) fn str(&self, r: &Span) -> &str {
-        &self.text[r.clone()]
+    /// Whether a record vector of length `len` may grow by one; else cuts.
+    fn room_for_record(&mut self, len: usize) -> bool {
+        if self.cut {
+            return false;
+        }
+        if len >= self.limit() {
+            self.cut_here();
+            return false;
+        }
+        true
+    }
+
+    fn limit(&self) -> usize {
+        self.limit.unwrap_or(MAX_TEXT)
+    }
+
+    /// Cuts the answer: takes back the entry whose labels were being
+    /// pushed (they may be incomplete) and a stream left without entries
+    /// (its labels may be incomplete, or it would be written empty), then
+    /// warns. What they wrote stays in the buffers, unreferenced.
+    fn cut_here(&mut self) {
+        self.cut = true;
+        if std::mem::take(&mut self.open_entry) {
+            self.entries.pop();
+            let end = self.entries.len() as u32;
+            if let Some(s) = self.streams.last_mut() {
+                s.entries.end = end;
+            }
+        }
+        if self.streams.last().is_some_and(|s| s.entries.is_empty()) {
+            self.streams.pop();
+        }
+        self.warnings.push(CUT_WARNING.to_owned());
+    }
+
+    pub(crate) fn str(&self, r: Span) -> &str {
+        &self.text[r.range()]
     }
 }
 
@@ -315,15 +499,15 @@ impl<'a> StreamRef<'a> {
     /// The stream's labels, sorted by name.
     pub fn labels(&self) -> impl ExactSizeIterator<Item = (&'a str, &'a str)> + Clone + 'a {
         let a = self.a;
-        a.pairs[self.rec.labels.clone()]
+        a.pairs[self.rec.labels.range()]
             .iter()
-            .map(move |p| (a.str(&p.name), a.str(&p.value)))
+            .map(move |p| (a.str(p.name), a.str(p.value)))
     }
 
     /// The stream's entries, in the query's direction.
     pub fn entries(&self) -> impl ExactSizeIterator<Item = EntryRef<'a>> + Clone + 'a {
         let a = self.a;
-        a.entries[self.rec.entries.clone()]
+        a.entries[self.rec.entries.range()]
             .iter()
             .map(move |rec| EntryRef { a, rec, ts: rec.ts })
     }
@@ -356,15 +540,15 @@ impl<'a> EntryRef<'a> {
 
     /// The log line.
     pub fn line(&self) -> &'a str {
-        self.a.str(&self.rec.line)
+        self.a.str(self.rec.line)
     }
 
     /// The entry's own labels (categorized answers), sorted by name.
     pub fn labels(&self) -> impl Iterator<Item = (&'a str, &'a str, Category)> + Clone + 'a {
         let a = self.a;
-        a.pairs[self.rec.labels.clone()]
+        a.pairs[self.rec.labels.range()]
             .iter()
-            .map(move |p| (a.str(&p.name), a.str(&p.value), p.category))
+            .map(move |p| (a.str(p.name), a.str(p.value), p.category))
     }
 
     /// The labels of `category`, sorted by name.
@@ -374,10 +558,10 @@ impl<'a> EntryRef<'a> {
     ) -> impl Iterator<Item = (&'a str, &'a str)> + Clone + 'a {
         // Filtered before the strings are sliced out of the text.
         let a = self.a;
-        a.pairs[self.rec.labels.clone()]
+        a.pairs[self.rec.labels.range()]
             .iter()
             .filter(move |p| p.category == category)
-            .map(move |p| (a.str(&p.name), a.str(&p.value)))
+            .map(move |p| (a.str(p.name), a.str(p.value)))
     }
 }
 
@@ -413,5 +597,95 @@ mod tests {
         assert_eq!(e[1].labels().count(), 0);
         assert_eq!(s[1].labels().collect::<Vec<_>>(), vec![("env", "b")]);
         assert_eq!(s[1].entries().map(|e| e.line()).collect::<Vec<_>>(), ["l3"]);
+    }
+
+    #[test]
+    fn records_are_half_size() {
+        assert_eq!(std::mem::size_of::<Span>(), 8);
+        assert_eq!(std::mem::size_of::<Pair>(), 20);
+        assert_eq!(std::mem::size_of::<EntryRec>(), 32);
+        assert_eq!(std::mem::size_of::<StreamRec>(), 16);
+    }
+
+    type Labels = Vec<(String, String)>;
+
+    /// Each entry as (its stream's labels, its line, its own labels).
+    fn entries_of(a: &LogAnswer) -> Vec<(Labels, String, Labels)> {
+        a.streams()
+            .flat_map(|s| {
+                let stream: Labels = s.labels().map(|(n, v)| (n.into(), v.into())).collect();
+                s.entries()
+                    .map(|e| {
+                        let own = e.labels().map(|(n, v, _)| (n.into(), v.into())).collect();
+                        (stream.clone(), e.line().to_owned(), own)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Builds two streams of three entries with two labels each; `a`
+    /// holds what fits.
+    fn build(a: &mut LogAnswer) {
+        for s in ["s1", "s2"] {
+            a.begin_stream();
+            a.push_stream_label("app", s);
+            for i in 0..3 {
+                a.push_entry(i, &format!("{s} line {i}"));
+                a.push_entry_label(Category::Metadata, "k", "v");
+                let n = a.push_name(|t| t.push_str("trace"));
+                a.push_entry_label_named(Category::Parsed, n, "abc");
+            }
+        }
+    }
+
+    #[test]
+    fn an_answer_past_its_limit_keeps_its_whole_entries_and_warns() {
+        let mut whole = LogAnswer::new(true);
+        build(&mut whole);
+        let all = entries_of(&whole);
+        assert_eq!(all.len(), 6);
+        assert!(!whole.is_cut() && whole.warnings.is_empty());
+        // Every cut point: a prefix of whole entries, each complete.
+        for limit in 0..whole.text.len() {
+            let mut a = LogAnswer::with_limit(true, limit);
+            build(&mut a);
+            assert!(a.is_cut(), "{limit}");
+            assert_eq!(a.warnings, [CUT_WARNING], "{limit}");
+            let got = entries_of(&a);
+            assert_eq!(got[..], all[..got.len()], "{limit}");
+            assert!(a.streams().all(|s| !s.is_empty()), "{limit}");
+            // Nothing more is taken after the cut.
+            a.begin_stream();
+            a.push_stream_label("app", "late");
+            a.push_entry(9, "late");
+            assert_eq!(entries_of(&a), got, "{limit}");
+            assert_eq!(a.warnings.len(), 1);
+        }
+        // A record limit cuts the same way.
+        let mut a = LogAnswer::with_limit(true, 5);
+        build(&mut a);
+        assert!(a.is_cut());
+        assert!(entries_of(&a).len() < 6);
+    }
+
+    #[test]
+    fn shared_labels_are_not_given_to_an_earlier_entry_after_a_cut() {
+        let mut a = LogAnswer::with_limit(false, 20);
+        a.begin_stream();
+        a.push_entry(1, "one");
+        a.push_entry_label(Category::Metadata, "k", "1");
+        let first = a.entry_labels_ref();
+        a.push_entry(2, "two");
+        a.push_entry_label(Category::Metadata, "k", "2");
+        a.push_entry(3, "a line too long to fit");
+        a.share_entry_labels(&first);
+        assert!(a.is_cut());
+        let labels: Vec<Vec<_>> = a
+            .stream(0)
+            .entries()
+            .map(|e| e.labels().map(|(_, v, _)| v).collect())
+            .collect();
+        assert_eq!(labels, [["1"], ["2"]]);
     }
 }
