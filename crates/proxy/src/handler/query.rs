@@ -115,7 +115,14 @@ async fn log_range(
         };
         return encode(answer, started, work).await;
     }
-    let split = windows.and_then(|wctx| {
+    // Without a cache nothing is reused, and for a query VictoriaLogs
+    // answers whole the windows a parallel walk reads beyond the one that
+    // completes `limit` would only add work: it runs unsplit, in one call.
+    // A query with proxy stages stays split: it reads its rows page by
+    // page, and a page over one window costs VictoriaLogs that window, not
+    // the whole range.
+    let unsplit = !plan.has_proxy_stages() && windows.is_some_and(|w| w.cache.is_none());
+    let split = windows.filter(|_| !unsplit).and_then(|wctx| {
         let now = crate::params::timestamp::now_ns();
         crate::window::log_extent::live_windows(wctx, start, end, p.direction, now)
             .map(|w| (wctx, w))

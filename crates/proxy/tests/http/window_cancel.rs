@@ -153,9 +153,21 @@ async fn a_log_range_stops_when_its_client_leaves() {
     client_leaving_cancels_its_windows(true, |b| log_url(b, 4, &[])).await;
 }
 
+/// Without a cache the range runs unsplit: its one call is cancelled.
 #[tokio::test]
 async fn a_log_range_stops_when_its_client_leaves_without_a_cache() {
-    client_leaving_cancels_its_windows(false, |b| log_url(b, 4, &[])).await;
+    let (vl, addr) = fake_vl().await;
+    let base = proxy(&addr, false).await;
+    leave_after(&vl, log_url(&base, 4, &[]), 1).await;
+    until("the call is cancelled", || {
+        vl.cancelled.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    vl.release.send_replace(true);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let calls = vl.calls.lock().unwrap().clone();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].1, START_NS, "the whole range, unsplit");
 }
 
 #[tokio::test]
