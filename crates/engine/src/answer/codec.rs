@@ -153,7 +153,7 @@ impl LogAnswer {
         if r.i != bytes.len() {
             return Err(CodecError("trailing bytes"));
         }
-        Ok(Self::from_parts(
+        Ok(Self {
             text,
             pairs,
             entries,
@@ -161,7 +161,8 @@ impl LogAnswer {
             categorized,
             warnings,
             stats,
-        ))
+            ..Self::default()
+        })
     }
 }
 

@@ -152,11 +152,11 @@ pub struct LogAnswer {
     /// The counters behind `stats`.
     pub stats: LogStats,
     /// The answer was cut ([`CUT_WARNING`]): pushes are ignored.
-    cut: bool,
+    pub(crate) cut: bool,
     /// [`MAX_TEXT`], lower in tests.
-    limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// The entry added last may get more labels.
-    open_entry: bool,
+    pub(crate) open_entry: bool,
 }
 
 /// Equal content: the same text, records, flags, warnings and counters
@@ -180,28 +180,6 @@ impl LogAnswer {
     pub fn new(categorized: bool) -> Self {
         Self {
             categorized,
-            ..Self::default()
-        }
-    }
-
-    /// An answer of stored parts (the cache's codec checked them).
-    pub(crate) fn from_parts(
-        text: String,
-        pairs: Vec<Pair>,
-        entries: Vec<EntryRec>,
-        streams: Vec<StreamRec>,
-        categorized: bool,
-        warnings: Vec<String>,
-        stats: LogStats,
-    ) -> Self {
-        Self {
-            text,
-            pairs,
-            entries,
-            streams,
-            categorized,
-            warnings,
-            stats,
             ..Self::default()
         }
     }
