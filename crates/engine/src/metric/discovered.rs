@@ -108,12 +108,20 @@ fn service_name_of(stream: &str, discovery: &Discovery) -> Result<String, Engine
 
 /// A VictoriaLogs `_stream` as its labels by Loki name, in stored order.
 fn loki_stream_labels(stream: &str) -> Result<Vec<(String, String)>, EngineError> {
-    let pairs = parse_stream(stream)
-        .map_err(|e| EngineError::Backend(format!("invalid _stream {stream:?}: {e}")))?;
-    Ok(pairs
+    Ok(loki_labels(&parsed_stream(stream)?))
+}
+
+fn parsed_stream(stream: &str) -> Result<Vec<crate::labels::LabelPair<'_>>, EngineError> {
+    parse_stream(stream)
+        .map_err(|e| EngineError::Backend(format!("invalid _stream {stream:?}: {e}")))
+}
+
+/// Parsed stream labels by Loki name, in stored order.
+fn loki_labels(pairs: &[crate::labels::LabelPair<'_>]) -> Vec<(String, String)> {
+    pairs
         .iter()
         .map(|(n, v)| (sanitize_label_name(n).into_owned(), v.to_string()))
-        .collect())
+        .collect()
 }
 
 /// The `service_name` of a stream with `labels` ([`loki_stream_labels`]).
@@ -369,10 +377,9 @@ struct GroupStream {
 
 impl GroupStream {
     fn parse(stream: &str, discovery: &Discovery, service_name: bool) -> Result<Self, EngineError> {
-        let pairs = parse_stream(stream)
-            .map_err(|e| EngineError::Backend(format!("invalid _stream {stream:?}: {e}")))?;
+        let pairs = parsed_stream(stream)?;
         let otlp = crate::discovery::otel::is_otlp_stream(pairs.iter().map(|(k, _)| k.as_ref()));
-        let labels = loki_stream_labels(stream)?;
+        let labels = loki_labels(&pairs);
         let service_name = service_name.then(|| service_name_in(&labels, discovery));
         Ok(Self {
             labels,
