@@ -257,6 +257,9 @@ impl LogAnswer {
     /// [`LogAnswer::push_stream_label`] with the name written by `name`
     /// (names that are built while writing, without a temporary string).
     pub fn push_stream_label_with(&mut self, name: impl FnOnce(&mut String), value: &str) {
+        if !self.room_for_record(self.pairs.len()) {
+            return;
+        }
         let Some(pair) = self.pair(name, value, Category::Metadata) else {
             return;
         };
@@ -640,11 +643,18 @@ mod tests {
             assert_eq!(entries_of(&a), got, "{limit}");
             assert_eq!(a.warnings.len(), 1);
         }
-        // A record limit cuts the same way.
+        // A record limit cuts the same way, stream labels included.
         let mut a = LogAnswer::with_limit(true, 5);
         build(&mut a);
         assert!(a.is_cut());
         assert!(entries_of(&a).len() < 6);
+        let mut a = LogAnswer::with_limit(false, 2);
+        a.begin_stream();
+        a.push_stream_label("", "");
+        a.push_stream_label("", "");
+        a.push_stream_label("", "");
+        assert!(a.is_cut());
+        assert_eq!(a.pairs.len(), 2);
     }
 
     #[test]
