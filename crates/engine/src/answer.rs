@@ -31,7 +31,9 @@ pub mod encode;
 pub mod log;
 pub mod matrix_codec;
 pub mod metric;
+pub mod stored;
 pub mod tail;
 
 pub use log::{Category, EntryRef, LogAnswer, LogStats, StreamRef};
 pub use metric::{MetricAnswer, MetricResult, Steps};
+pub use stored::{StoredEntry, StoredLog, StoredStream, StoredView};

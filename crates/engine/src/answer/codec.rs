@@ -4,26 +4,36 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::log::{Category, EntryRec, LogAnswer, LogStats, MAX_TEXT, Pair, Span, StreamRec};
+use super::log::{Category, LogAnswer, Span};
 
 /// A buffer that is not a stored [`LogAnswer`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("stored log answer: {0}")]
-pub struct CodecError(&'static str);
+pub struct CodecError(pub(crate) &'static str);
 
 /// The format's first byte; another value is refused. 3: spans as two
 /// `u32` (they were two `u64`).
-const VERSION: u8 = 3;
+pub(crate) const VERSION: u8 = 3;
+
+/// The fixed part: version, flag, five counters and five section lengths.
+const HEADER: usize = 2 + 5 * 8 + 5 * 8;
+/// A stored label pair: two spans and a category byte.
+pub(crate) const PAIR: usize = 17;
+/// A stored entry: timestamp, origin and two spans.
+pub(crate) const ENTRY: usize = 32;
+/// A stored stream: two spans.
+pub(crate) const STREAM: usize = 16;
 
 impl LogAnswer {
-    /// The stored form.
+    /// The stored form, in a buffer of exactly its size: the cache keeps a
+    /// buffer with room to spare only by copying it.
     pub fn to_bytes(&self) -> Bytes {
-        let size = 64
+        let size = HEADER
             + self.warnings.iter().map(|w| w.len() + 8).sum::<usize>()
             + self.text.len()
-            + self.pairs.len() * 17
-            + self.entries.len() * 32
-            + self.streams.len() * 16;
+            + self.pairs.len() * PAIR
+            + self.entries.len() * ENTRY
+            + self.streams.len() * STREAM;
         let mut b = BytesMut::with_capacity(size);
         b.put_u8(VERSION);
         b.put_u8(u8::from(self.categorized));
@@ -65,104 +75,16 @@ impl LogAnswer {
             put_span(&mut b, s.labels);
             put_span(&mut b, s.entries);
         }
+        debug_assert_eq!(b.len(), size);
         b.freeze()
     }
 
-    /// Reads the stored form back.
+    /// Reads the stored form back into an answer of its own.
     ///
     /// # Errors
     /// [`CodecError`] for a truncated, foreign or inconsistent buffer.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, CodecError> {
-        let mut r = Reader { b: bytes, i: 0 };
-        if r.u8()? != VERSION {
-            return Err(CodecError("unknown version"));
-        }
-        let categorized = r.u8()? != 0;
-        let stats = LogStats {
-            bytes: r.u64()?,
-            lines: r.u64()?,
-            post_filter_lines: r.u64()?,
-            metadata_bytes: r.u64()?,
-            splits: r.u64()?,
-        };
-        let n = r.len()?;
-        let mut warnings = Vec::with_capacity(n.min(64));
-        for _ in 0..n {
-            let len = r.len()?;
-            warnings.push(r.text(len)?.to_owned());
-        }
-        let len = r.len()?;
-        let text = r.text(len)?.to_owned();
-        if text.len() > MAX_TEXT {
-            return Err(CodecError("text too long"));
-        }
-        let in_text = |s: &Span| {
-            let r = s.range();
-            r.start <= r.end
-                && r.end <= text.len()
-                && text.is_char_boundary(r.start)
-                && text.is_char_boundary(r.end)
-        };
-        let n = r.len()?;
-        let mut pairs = Vec::with_capacity(n.min(1 << 16));
-        for _ in 0..n {
-            let (name, value) = (r.span()?, r.span()?);
-            let category = match r.u8()? {
-                0 => Category::Metadata,
-                1 => Category::Parsed,
-                _ => return Err(CodecError("unknown category")),
-            };
-            if !in_text(&name) || !in_text(&value) {
-                return Err(CodecError("label out of range"));
-            }
-            pairs.push(Pair {
-                name,
-                value,
-                category,
-            });
-        }
-        let within = |s: &Span, n: usize| s.start <= s.end && s.end as usize <= n;
-        let n = r.len()?;
-        let mut entries = Vec::with_capacity(n.min(1 << 16));
-        for _ in 0..n {
-            let ts = r.u64()?.cast_signed();
-            let origin = r.u64()?;
-            let (line, labels) = (r.span()?, r.span()?);
-            if !in_text(&line) || !within(&labels, pairs.len()) {
-                return Err(CodecError("entry out of range"));
-            }
-            entries.push(EntryRec {
-                ts,
-                origin,
-                line,
-                labels,
-            });
-        }
-        let n = r.len()?;
-        let mut streams = Vec::with_capacity(n.min(1 << 16));
-        for _ in 0..n {
-            let (labels, ents) = (r.span()?, r.span()?);
-            if !within(&labels, pairs.len()) || !within(&ents, entries.len()) {
-                return Err(CodecError("stream out of range"));
-            }
-            streams.push(StreamRec {
-                labels,
-                entries: ents,
-            });
-        }
-        if r.i != bytes.len() {
-            return Err(CodecError("trailing bytes"));
-        }
-        Ok(Self {
-            text,
-            pairs,
-            entries,
-            streams,
-            categorized,
-            warnings,
-            stats,
-            ..Self::default()
-        })
+        super::stored::read(bytes)
     }
 }
 
@@ -175,51 +97,62 @@ fn put_span(b: &mut BytesMut, s: Span) {
     b.put_u32_le(s.end);
 }
 
-struct Reader<'a> {
+/// Reads a stored buffer front to back, refusing to read past its end.
+pub(crate) struct Reader<'a> {
     b: &'a [u8],
     i: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
+    pub(crate) fn new(b: &'a [u8]) -> Self {
+        Self { b, i: 0 }
+    }
+
+    /// The range of the next `n` bytes, which are passed.
+    pub(crate) fn section(&mut self, n: usize) -> Result<std::ops::Range<usize>, CodecError> {
         let end = self
             .i
             .checked_add(n)
             .filter(|&e| e <= self.b.len())
             .ok_or(CodecError("truncated"))?;
-        let r = &self.b[self.i..end];
+        let r = self.i..end;
         self.i = end;
         Ok(r)
     }
 
-    fn u8(&mut self) -> Result<u8, CodecError> {
+    /// The range of the next `n` records of `size` bytes.
+    pub(crate) fn records(
+        &mut self,
+        n: usize,
+        size: usize,
+    ) -> Result<std::ops::Range<usize>, CodecError> {
+        self.section(n.checked_mul(size).ok_or(CodecError("length"))?)
+    }
+
+    pub(crate) fn at_end(&self) -> bool {
+        self.i == self.b.len()
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
+        let r = self.section(n)?;
+        Ok(&self.b[r])
+    }
+
+    pub(crate) fn u8(&mut self) -> Result<u8, CodecError> {
         Ok(self.take(1)?[0])
     }
 
-    fn u64(&mut self) -> Result<u64, CodecError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, CodecError> {
         let mut a = [0u8; 8];
         a.copy_from_slice(self.take(8)?);
         Ok(u64::from_le_bytes(a))
     }
 
-    fn len(&mut self) -> Result<usize, CodecError> {
+    pub(crate) fn len(&mut self) -> Result<usize, CodecError> {
         usize::try_from(self.u64()?).map_err(|_| CodecError("length"))
     }
 
-    fn u32(&mut self) -> Result<u32, CodecError> {
-        let mut a = [0u8; 4];
-        a.copy_from_slice(self.take(4)?);
-        Ok(u32::from_le_bytes(a))
-    }
-
-    fn span(&mut self) -> Result<Span, CodecError> {
-        Ok(Span {
-            start: self.u32()?,
-            end: self.u32()?,
-        })
-    }
-
-    fn text(&mut self, n: usize) -> Result<&'a str, CodecError> {
+    pub(crate) fn text(&mut self, n: usize) -> Result<&'a str, CodecError> {
         std::str::from_utf8(self.take(n)?).map_err(|_| CodecError("text is not UTF-8"))
     }
 }
@@ -227,6 +160,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::answer::LogStats;
 
     fn sample() -> LogAnswer {
         let mut a = LogAnswer::new(true);
@@ -260,6 +194,15 @@ mod tests {
         }
         let empty = LogAnswer::default();
         assert_eq!(LogAnswer::from_bytes(&empty.to_bytes()), Ok(empty));
+    }
+
+    #[test]
+    fn the_stored_form_has_no_room_to_spare() {
+        // The cache copies a buffer with spare room into one of its size.
+        for a in [sample(), LogAnswer::default()] {
+            let stored: Vec<u8> = a.to_bytes().into();
+            assert_eq!(stored.capacity(), stored.len());
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use engine::answer::LogAnswer;
+use engine::answer::{LogAnswer, StoredView};
 use engine::direction::Direction;
 use engine::labels::write_label_string;
 use engine::tie::{TENANT_LABEL, order_key};
@@ -22,7 +22,7 @@ use engine::tie::{TENANT_LABEL, order_key};
 /// order (their base stream's hash, [`engine::tie`]), as the window's own
 /// fetch and an unsplit query keep them; entries of one base stream in
 /// different streams then keep the label-string order of their streams.
-pub fn take_first(w: &LogAnswer, want: usize, direction: Direction) -> Vec<usize> {
+pub fn take_first(w: &StoredView<'_>, want: usize, direction: Direction) -> Vec<usize> {
     if w.len() <= want {
         return w.streams().map(|s| s.len()).collect();
     }
@@ -45,9 +45,10 @@ pub fn take_first(w: &LogAnswer, want: usize, direction: Direction) -> Vec<usize
 
 /// The merged answer of `windows` (in direction order): the first `limit`
 /// entries, streams in label-string order, `stats.splits` the number of
-/// windows used.
+/// windows used. The windows are read where they are stored (mostly the
+/// cache's own bytes): only the merged answer is a copy.
 pub fn merge(
-    windows: &[LogAnswer],
+    windows: &[StoredView<'_>],
     limit: usize,
     direction: Direction,
     categorize: bool,
@@ -62,12 +63,12 @@ pub fn merge(
             break;
         }
         used += 1;
-        for warning in &w.warnings {
+        for warning in w.warnings() {
             if !out.warnings.contains(warning) {
                 out.warnings.push(warning.clone());
             }
         }
-        out.stats.add(&w.stats);
+        out.stats.add(&w.stats());
         let keep = take_first(w, limit - taken, direction);
         for (si, (s, n)) in w.streams().zip(keep).enumerate() {
             if n == 0 {
@@ -88,7 +89,7 @@ pub fn merge(
         }
         for &(wi, si, n) in parts {
             for e in windows[wi].stream(si).entries().take(n) {
-                out.push_entry_from(&e);
+                out.push_stored_entry(&e);
             }
         }
     }
@@ -98,7 +99,31 @@ pub fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::answer::LogStats;
+    use engine::answer::{LogStats, StoredLog};
+
+    fn stored(a: &LogAnswer) -> StoredLog {
+        StoredLog::new(a.to_bytes()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn view(w: &StoredLog) -> StoredView<'_> {
+        w.view().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`merge`] of answers, through their stored form as windows are.
+    fn merged(
+        windows: &[LogAnswer],
+        limit: usize,
+        direction: Direction,
+        categorize: bool,
+    ) -> LogAnswer {
+        let stored: Vec<StoredLog> = windows.iter().map(stored).collect();
+        let views: Vec<StoredView<'_>> = stored.iter().map(view).collect();
+        merge(&views, limit, direction, categorize)
+    }
+
+    fn first(w: &LogAnswer, want: usize, direction: Direction) -> Vec<usize> {
+        take_first(&view(&stored(w)), want, direction)
+    }
 
     fn window(streams: &[(&str, &[i64])]) -> LogAnswer {
         let mut a = LogAnswer::new(false);
@@ -129,7 +154,7 @@ mod tests {
     fn backward_limit_ending_mid_window_keeps_the_newest_across_streams() {
         let newest = window(&[("a", &[90, 70]), ("b", &[80])]);
         let older = window(&[("a", &[40, 20]), ("b", &[50, 30, 10])]);
-        let m = merge(&[newest, older], 5, Direction::Backward, false);
+        let m = merged(&[newest, older], 5, Direction::Backward, false);
         assert_eq!(
             result(&m),
             vec![("a".into(), vec![90, 70, 40]), ("b".into(), vec![80, 50])]
@@ -143,7 +168,7 @@ mod tests {
     fn windows_past_the_limit_are_not_used() {
         let w1 = window(&[("a", &[1, 2])]);
         let w2 = window(&[("a", &[3])]);
-        let m = merge(&[w1, w2], 2, Direction::Forward, true);
+        let m = merged(&[w1, w2], 2, Direction::Forward, true);
         assert_eq!(m.stats.splits, 1);
         assert!(m.categorized);
         assert_eq!(result(&m), vec![("a".into(), vec![1, 2])]);
@@ -152,18 +177,18 @@ mod tests {
     #[test]
     fn take_first_counts_a_prefix_per_stream() {
         let w = window(&[("a", &[1, 5]), ("b", &[2, 3, 9])]);
-        assert_eq!(take_first(&w, 3, Direction::Forward), vec![1, 2]);
+        assert_eq!(first(&w, 3, Direction::Forward), vec![1, 2]);
         let w = window(&[("a", &[5, 1]), ("b", &[9, 3, 2])]);
-        assert_eq!(take_first(&w, 2, Direction::Backward), vec![1, 1]);
-        assert_eq!(take_first(&w, 10, Direction::Backward), vec![2, 3]);
-        assert_eq!(take_first(&w, 0, Direction::Backward), vec![0, 0]);
+        assert_eq!(first(&w, 2, Direction::Backward), vec![1, 1]);
+        assert_eq!(first(&w, 10, Direction::Backward), vec![2, 3]);
+        assert_eq!(first(&w, 0, Direction::Backward), vec![0, 0]);
     }
 
     #[test]
     fn warnings_are_kept_once() {
         let mut w = window(&[]);
         w.warnings = vec!["w".to_owned()];
-        let m = merge(&[w.clone(), w], 10, Direction::Forward, false);
+        let m = merged(&[w.clone(), w], 10, Direction::Forward, false);
         assert_eq!(m.warnings, ["w"]);
     }
 
@@ -171,7 +196,7 @@ mod tests {
     fn streams_are_ordered_by_label_string_across_windows() {
         let w1 = window(&[("b", &[4])]);
         let w2 = window(&[("a", &[3]), ("b", &[2])]);
-        let m = merge(&[w1, w2], 10, Direction::Backward, false);
+        let m = merged(&[w1, w2], 10, Direction::Backward, false);
         assert_eq!(
             result(&m),
             vec![("a".into(), vec![3]), ("b".into(), vec![4, 2])]
@@ -190,11 +215,11 @@ mod tests {
             w.push_entry_of(origin, 7, app);
         }
         for direction in [Direction::Backward, Direction::Forward] {
-            assert_eq!(take_first(&w, 1, direction), vec![0, 1, 0]);
-            assert_eq!(take_first(&w, 2, direction), vec![0, 1, 1]);
+            assert_eq!(first(&w, 1, direction), vec![0, 1, 0]);
+            assert_eq!(first(&w, 2, direction), vec![0, 1, 1]);
         }
         let newer = window(&[("z", &[9])]);
-        let m = merge(&[newer, w], 2, Direction::Backward, false);
+        let m = merged(&[newer, w], 2, Direction::Backward, false);
         assert_eq!(
             result(&m),
             vec![("b".into(), vec![7]), ("z".into(), vec![9])]

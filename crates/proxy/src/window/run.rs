@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use cache::{Cache, CacheKey, Encoding, Fetched};
@@ -17,7 +17,7 @@ use super::task::WindowTask;
 use crate::context::RequestContext;
 use crate::error::ApiError;
 use crate::telemetry::Metrics;
-use engine::answer::LogAnswer;
+use engine::answer::{LogAnswer, StoredLog, StoredView};
 use engine::direction::Direction;
 
 /// The cache label of window entries in `lokivl_cache_requests_total`.
@@ -94,8 +94,8 @@ where
     let fetch = Arc::new(fetch);
     let q = Arc::new(q.clone());
     let mut pending = windows.into_iter();
-    let mut inflight: VecDeque<WindowTask<Result<LogAnswer, ApiError>>> = VecDeque::new();
-    let mut done: Vec<LogAnswer> = Vec::new();
+    let mut inflight: VecDeque<WindowTask<Result<StoredLog, ApiError>>> = VecDeque::new();
+    let mut done: Vec<StoredLog> = Vec::new();
     let mut collected = 0;
     let limit_reached = loop {
         while inflight.len() < ctx.settings.parallelism {
@@ -125,7 +125,16 @@ where
     if limit_reached && ctx.cache.is_some() {
         inflight.into_iter().for_each(WindowTask::detach);
     }
-    Ok(merge(&done, q.limit, q.direction, q.categorize))
+    let views = done
+        .iter()
+        .map(StoredLog::view)
+        .collect::<Result<Vec<StoredView<'_>>, _>>()
+        .map_err(internal)?;
+    Ok(merge(&views, q.limit, q.direction, q.categorize))
+}
+
+fn internal(e: engine::answer::codec::CodecError) -> ApiError {
+    ApiError::Internal(e.to_string())
 }
 
 fn spawn_window<F, Fut>(
@@ -133,7 +142,7 @@ fn spawn_window<F, Fut>(
     q: &Arc<WindowQuery>,
     w: Window,
     fetch: Arc<F>,
-) -> WindowTask<Result<LogAnswer, ApiError>>
+) -> WindowTask<Result<StoredLog, ApiError>>
 where
     F: Fn(Window) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<WindowBody, ApiError>> + Send + 'static,
@@ -145,12 +154,14 @@ where
     WindowTask::spawn(async move { one_window(&ctx, &q, w, fetch.as_ref()).await })
 }
 
+/// One window in its stored form: the cache's own bytes on a hit or after
+/// a fill (shared with the cache, not copied), read in place by the merge.
 async fn one_window<F, Fut>(
     ctx: &WindowContext,
     q: &WindowQuery,
     w: Window,
     fetch: &F,
-) -> Result<LogAnswer, ApiError>
+) -> Result<StoredLog, ApiError>
 where
     F: Fn(Window) -> Fut,
     Fut: Future<Output = Result<WindowBody, ApiError>> + Send + 'static,
@@ -161,15 +172,11 @@ where
         .lifetimes
         .ttl_after(w.end, crate::params::timestamp::now_ns());
     if ctx.cache.is_none() {
-        // Nothing to store: the typed answer goes straight to the merge.
-        return fetch(w).await.map(|f| f.answer);
+        let fetched = fetch(w).await?;
+        return StoredLog::new(fetched.answer.to_bytes()).map_err(internal);
     }
-    // The answer this request's own fill built: on a miss it goes to the
-    // merge as it is, not read back from the bytes just stored.
-    let own: Arc<Mutex<Option<LogAnswer>>> = Arc::default();
     let fill = || {
         let body = fetch(w);
-        let own = Arc::clone(&own);
         async move {
             let fetched = body.await?;
             // Cut by the request's budget: shared with concurrent callers, never kept.
@@ -178,17 +185,12 @@ where
             } else {
                 Duration::ZERO
             };
-            let stored = fetched.answer.to_bytes();
-            *own.lock().unwrap_or_else(PoisonError::into_inner) = Some(fetched.answer);
-            Ok(Fetched::new(stored, ttl))
+            // The built answer is dropped here: the merge reads the stored bytes.
+            Ok(Fetched::new(fetched.answer.to_bytes(), ttl))
         }
     };
     let body = fill::cached_fetched(ctx, WINDOW_ENDPOINT, key, Some(ttl), fill).await?;
-    if let Some(answer) = own.lock().unwrap_or_else(PoisonError::into_inner).take() {
-        return Ok(answer);
-    }
-    // A hit, or another request's fill: the stored bytes.
-    LogAnswer::from_bytes(&body).map_err(|e| ApiError::Internal(e.to_string()))
+    StoredLog::new(body).map_err(internal)
 }
 
 /// The cache key of one window: the tenant, the response shape, the
