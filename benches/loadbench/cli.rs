@@ -46,6 +46,11 @@ pub(crate) struct Args {
     /// Newest timestamp of the dataset, Unix seconds (default: now, rounded down to the minute).
     #[arg(long)]
     pub(crate) data_end: Option<i64>,
+    /// Push the stream labels only (no `service_name`, no structured metadata
+    /// such as `detected_level`), as log shippers over the Loki protocol do;
+    /// run the `drilldown_labels` workload on it.
+    #[arg(long)]
+    pub(crate) stream_labels_only: bool,
     /// Log entries to generate.
     #[arg(long, default_value_t = 300_000)]
     pub(crate) lines: u64,
@@ -58,7 +63,7 @@ pub(crate) struct Args {
     /// Seed of the dataset and of the request sequence.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
-    /// Workloads to run (comma-separated): small, heavy, long_range, compute, drilldown, dashboard.
+    /// Workloads to run (comma-separated): small, heavy, long_range, compute, drilldown, dashboard, drilldown_labels.
     #[arg(
         long,
         value_delimiter = ',',

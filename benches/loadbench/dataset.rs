@@ -72,6 +72,10 @@ pub(crate) struct Spec {
     pub(crate) end_ns: i64,
     /// Time covered, nanoseconds; entries spread evenly over `(end - span, end]`.
     pub(crate) span_ns: i64,
+    /// Push the stream labels only (`namespace`, `app`, `pod`, `container`):
+    /// no `service_name` label and no structured metadata, as VictoriaLogs
+    /// stores what Promtail, Alloy or Fluent Bit send over the Loki protocol.
+    pub(crate) stream_labels_only: bool,
 }
 
 /// One stream: its label values.
@@ -286,11 +290,15 @@ pub(crate) fn push_body(set: &Dataset, entries: &[Entry]) -> Vec<u8> {
             }
             current = e.stream;
             let s = &set.streams[e.stream];
+            let service = if set.spec.stream_labels_only {
+                String::new()
+            } else {
+                format!(r#""service_name":"{}","#, s.app)
+            };
             let _ = write!(
                 Buf(&mut out),
-                r#"{{"stream":{{"namespace":"{}","app":"{}","service_name":"{}","pod":"{}","container":"{}"}},"values":["#,
+                r#"{{"stream":{{"namespace":"{}","app":"{}",{service}"pod":"{}","container":"{}"}},"values":["#,
                 s.namespace,
-                s.app,
                 s.app,
                 s.pod,
                 s.container
@@ -300,12 +308,16 @@ pub(crate) fn push_body(set: &Dataset, entries: &[Entry]) -> Vec<u8> {
         }
         let _ = write!(Buf(&mut out), r#"["{}","#, e.ts);
         json_string(&mut out, &e.line);
-        let _ = write!(
-            Buf(&mut out),
-            r#",{{"trace_id":"{}","detected_level":"{}"}}]"#,
-            e.trace_id,
-            e.level
-        );
+        if set.spec.stream_labels_only {
+            out.push(b']');
+        } else {
+            let _ = write!(
+                Buf(&mut out),
+                r#",{{"trace_id":"{}","detected_level":"{}"}}]"#,
+                e.trace_id,
+                e.level
+            );
+        }
     }
     if !order.is_empty() {
         out.extend_from_slice(b"]}");
@@ -354,6 +366,28 @@ mod tests {
             pods_per_service: 3,
             end_ns: 1_795_320_000_000_000_000,
             span_ns: 3_600_000_000_000,
+            stream_labels_only: false,
+        }
+    }
+
+    #[test]
+    fn stream_labels_only_pushes_no_service_name_and_no_metadata() {
+        let set = Dataset::new(Spec {
+            stream_labels_only: true,
+            ..spec()
+        });
+        let batch = set.batches(50).next().unwrap_or_default();
+        let v: serde_json::Value =
+            serde_json::from_slice(&push_body(&set, &batch)).unwrap_or_default();
+        let streams = v["streams"].as_array().cloned().unwrap_or_default();
+        assert!(!streams.is_empty());
+        for s in &streams {
+            let labels = s["stream"].as_object().cloned().unwrap_or_default();
+            let names: Vec<&str> = labels.keys().map(String::as_str).collect();
+            assert_eq!(names, ["app", "container", "namespace", "pod"]);
+            for value in s["values"].as_array().cloned().unwrap_or_default() {
+                assert_eq!(value.as_array().map(Vec::len), Some(2));
+            }
         }
     }
 

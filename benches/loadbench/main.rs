@@ -91,6 +91,7 @@ async fn run(args: cli::Args) -> anyhow::Result<()> {
         pods_per_service: args.pods_per_service,
         end_ns: data_end,
         span_ns,
+        stream_labels_only: args.stream_labels_only,
     };
     let set = dataset::Dataset::new(spec);
     if args.no_ingest {

@@ -10,6 +10,7 @@
 mod compute;
 mod dashboard;
 mod drilldown;
+mod drilldown_labels;
 mod heavy;
 mod long_range;
 mod markdown;
@@ -46,6 +47,11 @@ pub(crate) const WORKLOADS: &[Workload] = &[
     Workload {
         name: "dashboard",
         templates: dashboard::TEMPLATES,
+    },
+    // Only meaningful on a dataset pushed with `--stream-labels-only`.
+    Workload {
+        name: "drilldown_labels",
+        templates: drilldown_labels::TEMPLATES,
     },
 ];
 
