@@ -85,6 +85,12 @@ pub(crate) struct Args {
     /// Per-request timeout.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub(crate) timeout: Duration,
+    /// Instead of the cells: send each template of the chosen workloads N
+    /// times, one request at a time, to both sides (cold windows) and print
+    /// the median latency per template. lokivl is started with its cache
+    /// off (`--cache-max-bytes 0`) when loadbench starts it.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) profile: u64,
     /// Print every workload's request pairs (Loki call, VictoriaLogs call) as Markdown and exit.
     #[arg(long)]
     pub(crate) list: bool,

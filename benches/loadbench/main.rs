@@ -14,6 +14,7 @@ mod ingest;
 mod percentile;
 mod procs;
 mod procstat;
+mod profile;
 mod report;
 mod runner;
 mod workloads;
@@ -124,6 +125,12 @@ async fn run(args: cli::Args) -> anyhow::Result<()> {
                 "--log-level".to_owned(),
                 "warn".to_owned(),
             ];
+            // A profile times each request's own work, not a cache.
+            let a = if args.profile > 0 {
+                [a, vec!["--cache-max-bytes".to_owned(), "0".to_owned()]].concat()
+            } else {
+                a
+            };
             Proc::start("lokivl", format!("http://{listen}"), bin, &a)?
         }
         (None, Some(url)) => Proc::attached("lokivl", url.clone(), args.lokivl_pid),
@@ -137,6 +144,22 @@ async fn run(args: cli::Args) -> anyhow::Result<()> {
             Duration::from_secs(30),
         )
         .await?;
+
+    if args.profile > 0 {
+        let table = profile::profile(
+            &chosen,
+            &lokivl_target,
+            &vl_target,
+            data_end,
+            span_ns,
+            args.profile,
+        )
+        .await;
+        print!("{table}");
+        drop(lokivl);
+        drop(vl);
+        return Ok(());
+    }
 
     let watched = [&lokivl, &vl];
     let mut cells = Vec::new();
