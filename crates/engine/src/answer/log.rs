@@ -381,14 +381,6 @@ impl LogAnswer {
         }
     }
 
-    /// Copies `entry` (from this or another answer) into the stream begun last.
-    pub fn push_entry_from(&mut self, entry: &EntryRef<'_>) {
-        self.push_entry_of(entry.origin(), entry.ts, entry.line());
-        for (n, v, c) in entry.labels() {
-            self.push_entry_label(c, n, v);
-        }
-    }
-
     /// Whether the answer was cut ([`CUT_WARNING`]).
     pub fn is_cut(&self) -> bool {
         self.cut
