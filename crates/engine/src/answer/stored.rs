@@ -52,12 +52,12 @@ impl StoredLog {
 
     /// Entries over all streams.
     pub fn len(&self) -> usize {
-        self.layout.entries.len() / ENTRY
+        self.layout.entry_count()
     }
 
     /// Whether the answer holds no entry.
     pub fn is_empty(&self) -> bool {
-        self.layout.entries.is_empty()
+        self.len() == 0
     }
 
     /// The answer's content, borrowed from the bytes.
@@ -65,17 +65,15 @@ impl StoredLog {
     /// # Errors
     /// [`CodecError`] when the text is not UTF-8.
     pub fn view(&self) -> Result<StoredView<'_>, CodecError> {
-        let text = std::str::from_utf8(&self.bytes[self.layout.text.clone()])
-            .map_err(|_| CodecError("text is not UTF-8"))?;
-        Ok(StoredView {
-            text,
-            bytes: &self.bytes,
-            layout: &self.layout,
-        })
+        StoredView::new(&self.bytes, &self.layout)
     }
 }
 
 impl Layout {
+    fn entry_count(&self) -> usize {
+        self.entries.len() / ENTRY
+    }
+
     fn check(bytes: &[u8]) -> Result<Self, CodecError> {
         let mut r = Reader::new(bytes);
         if r.u8()? != VERSION {
@@ -212,14 +210,26 @@ pub struct StoredView<'a> {
 }
 
 impl<'a> StoredView<'a> {
+    /// The view of `bytes`, whose layout is `layout` (checked); the only
+    /// check left is the text's UTF-8.
+    fn new(bytes: &'a [u8], layout: &'a Layout) -> Result<Self, CodecError> {
+        let text = std::str::from_utf8(&bytes[layout.text.clone()])
+            .map_err(|_| CodecError("text is not UTF-8"))?;
+        Ok(Self {
+            text,
+            bytes,
+            layout,
+        })
+    }
+
     /// Entries over all streams.
     pub fn len(&self) -> usize {
-        self.layout.entries.len() / ENTRY
+        self.layout.entry_count()
     }
 
     /// Whether the answer holds no entry.
     pub fn is_empty(&self) -> bool {
-        self.layout.entries.is_empty()
+        self.len() == 0
     }
 
     /// `categorize-labels` was requested: entries carry their own labels.
@@ -255,15 +265,13 @@ impl<'a> StoredView<'a> {
 
     fn record(&self, section: &Range<usize>, size: usize, i: usize) -> &'a [u8] {
         let at = section.start + i * size;
-        let bytes: &'a [u8] = self.bytes;
-        bytes
+        self.bytes
             .get(at..(at + size).min(section.end))
             .unwrap_or_default()
     }
 
     fn str(&self, s: Span) -> &'a str {
-        let text: &'a str = self.text;
-        text.get(s.range()).unwrap_or_default()
+        self.text.get(s.range()).unwrap_or_default()
     }
 
     fn pair(&self, i: usize) -> (&'a str, &'a str, Category) {
@@ -372,14 +380,7 @@ impl<'a> StoredEntry<'a> {
 /// [`LogAnswer::from_bytes`]: a copy of what `bytes` hold.
 pub(crate) fn read(bytes: &[u8]) -> Result<LogAnswer, CodecError> {
     let layout = Layout::check(bytes)?;
-    let text = std::str::from_utf8(&bytes[layout.text.clone()])
-        .map_err(|_| CodecError("text is not UTF-8"))?;
-    let view = StoredView {
-        text,
-        bytes,
-        layout: &layout,
-    };
-    Ok(view.to_answer())
+    Ok(StoredView::new(bytes, &layout)?.to_answer())
 }
 
 impl LogAnswer {

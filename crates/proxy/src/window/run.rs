@@ -172,6 +172,7 @@ where
         .lifetimes
         .ttl_after(w.end, crate::params::timestamp::now_ns());
     if ctx.cache.is_none() {
+        // Nothing is stored, but the merge reads one form: the stored one.
         let fetched = fetch(w).await?;
         return StoredLog::new(fetched.answer.to_bytes()).map_err(internal);
     }
