@@ -10,7 +10,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use engine::encode::pipeline::Entry;
+use engine::encode::pipeline::Entries;
 use engine::pipeline::Pipeline;
 use logql_parser::Expr;
 
@@ -58,10 +58,10 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("json_line_format_10000/capture", |b| {
         b.iter(|| {
-            let mut out = Vec::with_capacity(LINES);
+            let mut out = Entries::with_capacity(LINES);
             for (i, l) in input.iter().enumerate() {
                 if p.process(i as i64, l, stream, meta) {
-                    out.push(Entry::capture(0, i as i64, p.line(), p.labels()));
+                    out.capture(0, i as i64, p.line(), p.labels());
                 }
             }
             black_box(out)

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use crate::Error;
 use crate::direction::Direction;
 use crate::discovery::stream::{with_detected_level, with_service_name};
-use crate::encode::pipeline::{Entry, Processed};
+use crate::encode::pipeline::{Entries, Processed};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows, Source};
 use crate::pipeline::Pipeline;
@@ -47,7 +47,7 @@ pub fn eval_page(
     pipeline: &mut Pipeline,
     p: &RunParams,
     want: usize,
-    entries: &mut Vec<Entry>,
+    entries: &mut Entries,
     processed: &mut Processed,
     stop: &Stop,
 ) -> Result<(usize, Option<i64>), Error> {
@@ -123,12 +123,7 @@ pub fn eval_page(
             meta_names.iter().map(|(k, v)| (k.as_ref(), *v)),
         );
         if kept {
-            entries.push(Entry::capture(
-                hash,
-                row.time_ns,
-                pipeline.line(),
-                pipeline.labels(),
-            ));
+            entries.capture(hash, row.time_ns, pipeline.line(), pipeline.labels());
             if entries.len() >= p.limit {
                 break;
             }

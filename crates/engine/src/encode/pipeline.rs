@@ -8,35 +8,202 @@
 //! maps left out. Streams are sorted by their label-set string; entries keep
 //! the order they were given in (the query's direction).
 
+use std::ops::Range;
+
 use crate::answer::{self, LogAnswer, LogStats};
 use crate::pipeline::labels::{Category, LabelsBuilder};
 
-/// One answer entry: time, final line and labels sorted by name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    /// Nanoseconds since the epoch.
-    pub ts: i64,
-    /// The line after the pipeline.
-    pub line: String,
-    /// Labels sorted by name, each with its category.
-    pub labels: Vec<(String, String, Category)>,
-    /// Loki's hash of the base stream ([`crate::tie`]).
-    pub origin: u64,
+/// The entries a log query keeps, in the order kept: each entry's time, its
+/// line after the pipeline and its labels sorted by name. Lines and labels
+/// share one text buffer and one label list, so keeping an entry allocates
+/// nothing once the buffers have grown (a page of a thousand entries with a
+/// dozen labels each used to cost some 25,000 small allocations).
+#[derive(Debug, Clone, Default)]
+pub struct Entries {
+    text: String,
+    labels: Vec<LabelAt>,
+    entries: Vec<EntryAt>,
 }
 
-impl Entry {
-    /// Captures a pipeline's result for an entry of the base stream with
-    /// Loki's hash `origin`.
-    pub fn capture(origin: u64, ts: i64, line: &str, lbs: &LabelsBuilder) -> Self {
-        let mut labels = Vec::new();
-        lbs.for_each(|n, v, c| labels.push((n.to_owned(), v.to_owned(), c)));
-        labels.sort_by(|a, b| a.0.cmp(&b.0));
+/// One entry's place in [`Entries`].
+#[derive(Debug, Clone)]
+struct EntryAt {
+    ts: i64,
+    origin: u64,
+    line: Range<usize>,
+    labels: Range<usize>,
+}
+
+/// One label's place in [`Entries::text`]: its name, then its value right
+/// after it.
+#[derive(Debug, Clone, Copy)]
+struct LabelAt {
+    name_start: usize,
+    name_end: usize,
+    value_end: usize,
+    category: Category,
+}
+
+impl LabelAt {
+    fn name(self) -> Range<usize> {
+        self.name_start..self.name_end
+    }
+
+    fn value(self) -> Range<usize> {
+        self.name_end..self.value_end
+    }
+}
+
+/// One entry of [`Entries`], borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryRef<'a> {
+    entries: &'a Entries,
+    at: &'a EntryAt,
+}
+
+impl<'a> EntryRef<'a> {
+    /// Nanoseconds since the epoch.
+    pub fn ts(self) -> i64 {
+        self.at.ts
+    }
+
+    /// Loki's hash of the base stream ([`crate::tie`]).
+    pub fn origin(self) -> u64 {
+        self.at.origin
+    }
+
+    /// The line after the pipeline.
+    pub fn line(self) -> &'a str {
+        &self.entries.text[self.at.line.clone()]
+    }
+
+    /// The labels, sorted by name, each with its category.
+    pub fn labels(self) -> impl Iterator<Item = (&'a str, &'a str, Category)> + 'a {
+        let text = &self.entries.text;
+        self.entries.labels[self.at.labels.clone()]
+            .iter()
+            .map(move |l| (&text[l.name()], &text[l.value()], l.category))
+    }
+}
+
+impl Entries {
+    /// Room for `entries` entries.
+    pub fn with_capacity(entries: usize) -> Self {
         Self {
-            ts,
-            line: line.to_owned(),
-            labels,
-            origin,
+            text: String::new(),
+            labels: Vec::new(),
+            entries: Vec::with_capacity(entries),
         }
+    }
+
+    /// Entries kept.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Keeps the first `n` entries (and only their text and labels).
+    pub fn truncate(&mut self, n: usize) {
+        if n >= self.entries.len() {
+            return;
+        }
+        self.entries.truncate(n);
+        let (text, labels) = self
+            .entries
+            .last()
+            .map_or((0, 0), |e| (e.labels_text_end(&self.labels), e.labels.end));
+        self.text.truncate(text);
+        self.labels.truncate(labels);
+    }
+
+    /// The entries, in the order kept.
+    pub fn iter(&self) -> impl Iterator<Item = EntryRef<'_>> {
+        self.entries.iter().map(|at| EntryRef { entries: self, at })
+    }
+
+    /// Entry `i`.
+    ///
+    /// # Panics
+    /// When `i` is out of range.
+    pub fn get(&self, i: usize) -> EntryRef<'_> {
+        EntryRef {
+            entries: self,
+            at: &self.entries[i],
+        }
+    }
+
+    /// Keeps a pipeline's result for an entry of the base stream with
+    /// Loki's hash `origin`.
+    pub fn capture(&mut self, origin: u64, ts: i64, line: &str, lbs: &LabelsBuilder) {
+        self.begin(origin, ts, line);
+        lbs.for_each(|n, v, c| self.push_label(n, v, c));
+        self.end();
+    }
+
+    /// Keeps an entry with the given labels (in any order).
+    pub fn push<'l>(
+        &mut self,
+        origin: u64,
+        ts: i64,
+        line: &str,
+        labels: impl IntoIterator<Item = (&'l str, &'l str, Category)>,
+    ) {
+        self.begin(origin, ts, line);
+        for (n, v, c) in labels {
+            self.push_label(n, v, c);
+        }
+        self.end();
+    }
+
+    fn begin(&mut self, origin: u64, ts: i64, line: &str) {
+        let start = self.text.len();
+        self.text.push_str(line);
+        self.entries.push(EntryAt {
+            ts,
+            origin,
+            line: start..self.text.len(),
+            labels: self.labels.len()..self.labels.len(),
+        });
+    }
+
+    fn push_label(&mut self, name: &str, value: &str, category: Category) {
+        let name_start = self.text.len();
+        self.text.push_str(name);
+        let name_end = self.text.len();
+        self.text.push_str(value);
+        self.labels.push(LabelAt {
+            name_start,
+            name_end,
+            value_end: self.text.len(),
+            category,
+        });
+    }
+
+    /// Sorts the open entry's labels by name (stably, as captured).
+    fn end(&mut self) {
+        let Some(e) = self.entries.last_mut() else {
+            return;
+        };
+        e.labels.end = self.labels.len();
+        let text = &self.text;
+        self.labels[e.labels.clone()].sort_by(|a, b| text[a.name()].cmp(&text[b.name()]));
+    }
+}
+
+impl EntryAt {
+    /// Where this entry's text ends: after its line, or after the last of
+    /// its labels as captured (sorting moved only the label list).
+    fn labels_text_end(&self, labels: &[LabelAt]) -> usize {
+        labels[self.labels.clone()]
+            .iter()
+            .map(|l| l.value_end)
+            .max()
+            .unwrap_or(self.line.end)
+            .max(self.line.end)
     }
 }
 
@@ -51,11 +218,15 @@ pub struct Processed {
     pub metadata_bytes: u64,
 }
 
-fn write_key(out: &mut Vec<u8>, labels: &[(String, String, Category)], categorize: bool) {
+fn write_key<'a>(
+    out: &mut Vec<u8>,
+    labels: impl Iterator<Item = (&'a str, &'a str, Category)>,
+    categorize: bool,
+) {
     out.push(b'{');
     let mut first = true;
     for (n, v, c) in labels {
-        if categorize && *c != Category::Stream {
+        if categorize && c != Category::Stream {
             continue;
         }
         if !first {
@@ -72,7 +243,7 @@ fn write_key(out: &mut Vec<u8>, labels: &[(String, String, Category)], categoriz
 /// The typed answer for `entries` (already limited and in direction
 /// order), with `warnings` when there are any.
 pub fn answer(
-    entries: &[Entry],
+    entries: &Entries,
     categorize: bool,
     warnings: &[String],
     processed: Processed,
@@ -81,7 +252,7 @@ pub fn answer(
     let mut items: Vec<(std::ops::Range<usize>, usize)> = Vec::with_capacity(entries.len());
     for (i, e) in entries.iter().enumerate() {
         let start = keys.len();
-        write_key(&mut keys, &e.labels, categorize);
+        write_key(&mut keys, e.labels(), categorize);
         items.push((start..keys.len(), i));
     }
     items.sort_by(|a, b| {
@@ -92,7 +263,7 @@ pub fn answer(
 
     let mut out = LogAnswer::new(categorize);
     out.reserve(
-        entries.iter().map(|e| e.line.len()).sum::<usize>(),
+        entries.iter().map(|e| e.line().len()).sum::<usize>(),
         entries.len(),
     );
     out.warnings = warnings.to_vec();
@@ -104,19 +275,18 @@ pub fn answer(
             j += 1;
         }
         out.begin_stream();
-        let first = &entries[items[i].1];
+        let first = entries.get(items[i].1);
         for (n, v, _) in first
-            .labels
-            .iter()
+            .labels()
             .filter(|l| !categorize || l.2 == Category::Stream)
         {
             out.push_stream_label(n, v);
         }
         for (_, idx) in &items[i..j] {
-            let e = &entries[*idx];
-            out.push_entry_of(e.origin, e.ts, &e.line);
+            let e = entries.get(*idx);
+            out.push_entry_of(e.origin(), e.ts(), e.line());
             if categorize {
-                for (n, v, c) in &e.labels {
+                for (n, v, c) in e.labels() {
                     let c = match c {
                         Category::Stream => continue,
                         Category::Metadata => answer::Category::Metadata,
@@ -142,29 +312,98 @@ pub fn answer(
 mod tests {
     use super::*;
 
-    fn entry(ts: i64, line: &str, labels: &[(&str, &str, Category)]) -> Entry {
-        Entry {
-            ts,
-            line: line.into(),
-            labels: labels
-                .iter()
-                .map(|(a, b, c)| ((*a).into(), (*b).into(), *c))
-                .collect(),
-            origin: 0,
+    type Listed<'a> = (i64, &'a str, &'a [(&'a str, &'a str, Category)]);
+
+    fn entries(list: &[Listed<'_>]) -> Entries {
+        let mut out = Entries::default();
+        for &(ts, line, labels) in list {
+            out.push(0, ts, line, labels.iter().copied());
         }
+        out
     }
 
-    fn answer(entries: &[Entry], categorize: bool, warnings: &[String]) -> serde_json::Value {
+    fn answer(entries: &Entries, categorize: bool, warnings: &[String]) -> serde_json::Value {
         let a = super::answer(entries, categorize, warnings, Processed::default());
         let mut out = Vec::new();
         crate::answer::encode::write_streams(&a, std::time::Instant::now(), &mut out);
         serde_json::from_slice(&out).unwrap()
     }
 
+    fn listed(e: EntryRef<'_>) -> (i64, String, Vec<(String, String, Category)>) {
+        let labels = e
+            .labels()
+            .map(|(n, v, c)| (n.to_owned(), v.to_owned(), c))
+            .collect();
+        (e.ts(), e.line().to_owned(), labels)
+    }
+
+    /// Labels read back sorted by name (stably: equal names keep the order
+    /// captured), lines and times as kept.
+    #[test]
+    fn entries_read_back_as_kept() {
+        let mut es = Entries::with_capacity(2);
+        es.push(
+            7,
+            3,
+            "line é",
+            [
+                ("z", "1", Category::Parsed),
+                ("a", "x", Category::Stream),
+                ("m", "", Category::Metadata),
+                ("a", "y", Category::Parsed),
+            ],
+        );
+        es.push(8, 4, "", []);
+        assert_eq!(es.len(), 2);
+        let (ts, line, labels) = listed(es.get(0));
+        assert_eq!((ts, line.as_str(), es.get(0).origin()), (3, "line é", 7));
+        let names: Vec<(&str, &str)> = labels
+            .iter()
+            .map(|(n, v, _)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(names, [("a", "x"), ("a", "y"), ("m", ""), ("z", "1")]);
+        assert_eq!(labels[3].2, Category::Parsed);
+        assert_eq!(listed(es.get(1)), (4, String::new(), Vec::new()));
+    }
+
+    /// Truncating drops the text and labels of the entries cut, so entries
+    /// kept afterwards read back whole.
+    #[test]
+    fn truncate_keeps_the_first_entries_whole() {
+        let mut es = entries(&[
+            (
+                1,
+                "a",
+                &[("b", "2", Category::Stream), ("a", "1", Category::Parsed)],
+            ),
+            (2, "bb", &[("c", "3", Category::Stream)]),
+            (3, "ccc", &[]),
+        ]);
+        let first = listed(es.get(0));
+        es.truncate(1);
+        assert_eq!(es.len(), 1);
+        assert_eq!(es.text.len(), "a".len() + "b2a1".len());
+        assert_eq!(es.labels.len(), 2);
+        es.push(0, 9, "d", [("e", "5", Category::Metadata)]);
+        assert_eq!(listed(es.get(0)), first);
+        assert_eq!(
+            listed(es.get(1)),
+            (
+                9,
+                "d".to_owned(),
+                vec![("e".into(), "5".into(), Category::Metadata)]
+            )
+        );
+        es.truncate(5);
+        assert_eq!(es.len(), 2);
+        es.truncate(0);
+        assert!(es.is_empty() && es.text.is_empty() && es.labels.is_empty());
+    }
+
     #[test]
     fn merged_and_categorized() {
-        let es = [
-            entry(
+        let es = entries(&[
+            (
                 3,
                 "c",
                 &[
@@ -172,7 +411,7 @@ mod tests {
                     ("level", "warn", Category::Parsed),
                 ],
             ),
-            entry(
+            (
                 2,
                 "b",
                 &[
@@ -181,7 +420,7 @@ mod tests {
                     ("t", "1", Category::Metadata),
                 ],
             ),
-            entry(
+            (
                 1,
                 "a",
                 &[
@@ -189,7 +428,7 @@ mod tests {
                     ("level", "warn", Category::Parsed),
                 ],
             ),
-        ];
+        ]);
         let v = answer(&es, false, &[]);
         let r = &v["data"]["result"];
         assert_eq!(r.as_array().unwrap().len(), 2);

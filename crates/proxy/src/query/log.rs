@@ -15,7 +15,7 @@ use logsql_ast::LogPlan;
 
 use engine::answer::LogAnswer;
 use engine::direction::Direction;
-use engine::encode::pipeline::{Entry, Processed, answer};
+use engine::encode::pipeline::{Entries, Processed, answer};
 use engine::ndjson::Decoder;
 use engine::ndjson::{Body, Source as _};
 pub use engine::page::RunParams;
@@ -97,7 +97,7 @@ where
 struct Walk {
     pipeline: Pipeline,
     decoder: Decoder,
-    entries: Vec<Entry>,
+    entries: Entries,
     processed: Processed,
 }
 
@@ -124,7 +124,7 @@ where
     let walk = Arc::new(Mutex::new(Walk {
         pipeline,
         decoder: Decoder::new(),
-        entries: Vec::with_capacity(p.limit.min(4096)),
+        entries: Entries::with_capacity(p.limit.min(4096)),
         processed: Processed::default(),
     }));
     let result = walk_pages(&walk, p, budget, deadline, fetch).await;
@@ -312,7 +312,7 @@ pub async fn log_range_bounded(
 
 /// The answer for an empty range.
 pub fn empty_answer(categorize: bool) -> LogAnswer {
-    answer(&[], categorize, &[], Processed::default())
+    answer(&Entries::default(), categorize, &[], Processed::default())
 }
 
 fn bound_warning(max: usize) -> String {
