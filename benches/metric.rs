@@ -14,6 +14,10 @@
 //! * json: writing a `matrix` answer of 10 series × 1,441 steps, with
 //!   integer counts (`count_over_time`) and with rates (counts / 60), the
 //!   last step of every metric `query_range`.
+//! * rows: a range aggregation whose pipeline runs in the proxy
+//!   (`rows::extract`), over 10,000 NDJSON rows of 50 streams with JSON
+//!   lines: every label kept (`count_over_time(… | json [1m])`, about a
+//!   thousand series) and an `unwrap` grouped by `pod` (50 series).
 
 use std::hint::black_box;
 
@@ -207,5 +211,86 @@ fn json(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, window, binary_matching, group_left, json);
+/// 10,000 rows of 50 pods, JSON lines with five fields.
+fn rows_body() -> Vec<u8> {
+    let mut out = String::new();
+    for i in 0..10_000 {
+        let pod = i % 50;
+        out.push_str(&format!(
+            concat!(
+                r#"{{"_time":"2026-11-22T04:{:02}:{:02}.{:06}Z","#,
+                r#""_stream":"{{app=\"api\",namespace=\"prod\",pod=\"api-{}\"}}","#,
+                r#""_msg":"{{\"level\":\"{}\",\"status\":{},\"method\":\"GET\",\"path\":\"/x/{}\",\"duration_ms\":{}}}","#,
+                r#""app":"api","namespace":"prod","pod":"api-{}"}}"#,
+                "\n"
+            ),
+            i / 600,
+            (i / 10) % 60,
+            i,
+            pod,
+            ["info", "warn", "error"][i % 3],
+            [200, 404, 500][i % 3],
+            i % 7,
+            i % 20,
+            pod
+        ));
+    }
+    out.into_bytes()
+}
+
+fn rows(c: &mut Criterion) {
+    use engine::metric::rows::{Extract, extract};
+    use engine::pipeline::hints::MetricGrouping;
+    static OFF: logsql_ast::Discovery = logsql_ast::Discovery {
+        service_name_labels: Vec::new(),
+        log_levels: false,
+    };
+    let body = rows_body();
+    let mut g = c.benchmark_group("metric/rows");
+    g.throughput(Throughput::Elements(10_000));
+    for (name, q) in [
+        (
+            "json_all_10000",
+            r#"count_over_time({app="api"} | json [1m])"#,
+        ),
+        (
+            "json_unwrap_by_pod_10000",
+            r#"max_over_time({app="api"} | json | unwrap duration_ms [1m]) by (pod)"#,
+        ),
+    ] {
+        let parsed = logql_parser::parse(q);
+        let Ok(logql_parser::Expr::Metric(logql_parser::MetricExpr::RangeAggregation(r))) = parsed
+        else {
+            panic!("bench query must parse as a range aggregation: {parsed:?}");
+        };
+        let ex = Extract {
+            op: r.op,
+            unwrap: r
+                .range
+                .unwrap
+                .as_ref()
+                .map(|u| (u.label.as_str(), u.conversion)),
+            grouping: r.grouping.as_ref(),
+            windows: None,
+            hint: match &r.grouping {
+                Some(gr) if !gr.without => MetricGrouping::By(&gr.labels),
+                _ => MetricGrouping::All,
+            },
+            query_stages: &r.range.log.pipeline,
+            discovery: &OFF,
+        };
+        let stages = r.range.log.pipeline.clone();
+        let stop = engine::work::Stop::never();
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut input = body.clone();
+                let s = extract(&mut input, &stages, &[], &ex, &stop).expect("extract");
+                black_box(s.buckets.len())
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, window, binary_matching, group_left, json, rows);
 criterion_main!(benches);

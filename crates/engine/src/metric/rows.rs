@@ -7,16 +7,16 @@
 //! [`crate::metric::window`] computes exact `(t − range, t]` windows.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
 
 use logql_parser::{Grouping, LabelFilter, RangeOp, Stage, UnwrapConversion};
 
-use super::buckets::{BucketSeries, Stats, project};
+use super::buckets::{BucketSeries, Stats};
 use super::error::EngineError;
 use super::grid::Grid;
 use super::raw::RawSeries;
-use super::series::{Labels, sorted};
+use super::series::Labels;
 use crate::discovery::stream::{with_detected_level, with_service_name};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows, Source};
@@ -134,8 +134,10 @@ pub fn extract(
             | RangeOp::LastOverTime
             | RangeOp::RateCounter
     );
-    // Ordered by labels, so later float sums are the same on every run.
-    let mut series: BTreeMap<Labels, Vec<(i64, f64, f64)>> = BTreeMap::new();
+    // Each series once, owned; a row finds its series by its borrowed labels.
+    let mut series = SeriesIndex::default();
+    // The row's labels, borrowed from the pipelines (its allocation reused).
+    let mut scratch: Vec<(Cow<'static, str>, Cow<'static, str>)> = Vec::new();
     let mut first_error: Option<(i64, String, String)> = None;
     // Loki-named stream labels (with a derived `service_name`), once per stream.
     // And whether the stream was ingested as OTLP (`crate::discovery::otel`).
@@ -185,16 +187,15 @@ pub fn extract(
         if !kept {
             continue;
         }
-        let mut labels: Labels = Vec::new();
-        pipeline
-            .labels()
-            .for_each(|n, v, _| labels.push((n.to_owned(), v.to_owned())));
-        let err = pipeline.labels().err();
+        let mut labels: Vec<(Cow<'_, str>, Cow<'_, str>)> = recycle(std::mem::take(&mut scratch));
+        let lbs = pipeline.labels();
+        lbs.for_each(|n, v, _| labels.push((Cow::Borrowed(n), Cow::Borrowed(v))));
+        let err = lbs.err();
         if !err.is_empty() {
-            labels.push((ERROR.to_owned(), err.to_owned()));
-            let d = pipeline.labels().err_details();
+            labels.push((Cow::Borrowed(ERROR), Cow::Borrowed(err)));
+            let d = lbs.err_details();
             if !d.is_empty() {
-                labels.push((ERROR_DETAILS.to_owned(), d.to_owned()));
+                labels.push((Cow::Borrowed(ERROR_DETAILS), Cow::Borrowed(d)));
             }
         }
         let bytes = pipeline.line().len() as f64;
@@ -203,17 +204,17 @@ pub fn extract(
             let text = labels
                 .iter()
                 .find(|(n, _)| n == label)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default();
+                .map_or("", |(_, v)| v.as_ref());
             if text.is_empty() {
+                scratch = recycle(labels);
                 continue;
             }
-            match convert(&text, conv) {
+            match convert(text, conv) {
                 Ok(v) => value = v,
                 Err(details) => {
-                    if !labels.iter().any(|(n, _)| n == ERROR) {
-                        labels.push((ERROR.to_owned(), "SampleExtractionErr".to_owned()));
-                        labels.push((ERROR_DETAILS.to_owned(), details));
+                    if !has_error(&labels) {
+                        labels.push((Cow::Borrowed(ERROR), Cow::Borrowed("SampleExtractionErr")));
+                        labels.push((Cow::Borrowed(ERROR_DETAILS), Cow::Owned(details)));
                     }
                     value = 0.0;
                 }
@@ -221,37 +222,38 @@ pub fn extract(
             let err_now = labels
                 .iter()
                 .find(|(n, _)| n == ERROR)
-                .map_or(String::new(), |(_, v)| v.clone());
-            if !err_filters.keep(&err_now) {
+                .map_or("", |(_, v)| v.as_ref());
+            if !err_filters.keep(err_now) {
+                scratch = recycle(labels);
                 continue;
             }
             if !post_stages.is_empty() {
                 let kept = post_pipeline.process(
                     row.time_ns,
                     pipeline.line(),
-                    labels.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+                    labels.iter().map(|(n, v)| (n.as_ref(), v.as_ref())),
                     std::iter::empty(),
                 );
+                labels.clear();
                 if !kept {
+                    scratch = recycle(labels);
                     continue;
                 }
-                labels.clear();
-                post_pipeline
-                    .labels()
-                    .for_each(|n, v, _| labels.push((n.to_owned(), v.to_owned())));
-                let err = post_pipeline.labels().err();
-                if !err.is_empty() && !labels.iter().any(|(n, _)| n == ERROR) {
-                    labels.push((ERROR.to_owned(), err.to_owned()));
+                let post = post_pipeline.labels();
+                post.for_each(|n, v, _| labels.push((Cow::Borrowed(n), Cow::Borrowed(v))));
+                let err = post.err();
+                if !err.is_empty() && !has_error(&labels) {
+                    labels.push((Cow::Borrowed(ERROR), Cow::Borrowed(err)));
                 }
             }
             // Post-unwrap filters see the unwrapped label (Loki keeps it in
             // the builder); the sample's series does not carry it, unless
             // the sample failed (Loki names the whole label set then).
-            if !labels.iter().any(|(n, _)| n == ERROR) {
+            if !has_error(&labels) {
                 labels.retain(|(n, _)| n != label);
             }
         }
-        let labels = sorted(labels);
+        sort_labels(&mut labels);
         let preserved = labels
             .iter()
             .any(|(n, v)| n == PRESERVE_ERROR && v == "true");
@@ -259,17 +261,11 @@ pub fn extract(
             // Loki keeps an error asked for (`by (__error__)`, an
             // `__error__` filter) as a series with every label: grouping
             // does not apply to an entry with an error.
-            series
-                .entry(labels)
-                .or_default()
-                .push((row.time_ns, value, bytes));
+            series.samples(&labels).push((row.time_ns, value, bytes));
+            scratch = recycle(labels);
             continue;
         }
-        if let Some(e) = labels
-            .iter()
-            .find(|(n, _)| n == ERROR)
-            .map(|(_, e)| e.clone())
-        {
+        if let Some(e) = labels.iter().find(|(n, _)| n == ERROR).map(|(_, e)| e) {
             // Loki fails at the first step whose window holds an error
             // sample, naming one of that window's error series: the
             // earliest sample's here (Loki's pick among several is its map
@@ -281,23 +277,28 @@ pub fn extract(
                 let mut text = Vec::new();
                 crate::labels::write_label_string(
                     &mut text,
-                    labels.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+                    labels.iter().map(|(n, v)| (n.as_ref(), v.as_ref())),
                 );
-                first_error = Some((row.time_ns, e, String::from_utf8_lossy(&text).into_owned()));
+                first_error = Some((
+                    row.time_ns,
+                    e.to_string(),
+                    String::from_utf8_lossy(&text).into_owned(),
+                ));
             }
+            scratch = recycle(labels);
             continue;
         }
-        let labels = project(labels, ex.grouping);
-        series
-            .entry(labels)
-            .or_default()
-            .push((row.time_ns, value, bytes));
+        if let Some(g) = ex.grouping {
+            labels.retain(|(n, _)| g.labels.iter().any(|l| l == n) != g.without);
+        }
+        series.samples(&labels).push((row.time_ns, value, bytes));
+        scratch = recycle(labels);
     }
     if let Some((_, err, series)) = first_error {
         return Err(EngineError::Pipeline(err, series));
     }
     let mut out = Samples::default();
-    for (labels, mut s) in series {
+    for (labels, mut s) in series.into_sorted() {
         s.sort_by_key(|x| x.0);
         if raw_fn {
             out.raw.push(RawSeries {
@@ -326,6 +327,84 @@ pub fn extract(
         out.buckets.push(BucketSeries { labels, buckets });
     }
     Ok(out)
+}
+
+/// Whether `labels` carry Loki's error label.
+fn has_error(labels: &[(Cow<'_, str>, Cow<'_, str>)]) -> bool {
+    labels.iter().any(|(n, _)| n == ERROR)
+}
+
+/// Sorts labels by name (stably) and keeps one per name, with the value
+/// that came last, as [`super::series::sorted`] does for owned labels.
+fn sort_labels(labels: &mut Vec<(Cow<'_, str>, Cow<'_, str>)>) {
+    labels.sort_by(|a, b| a.0.cmp(&b.0));
+    labels.dedup_by(|later, earlier| {
+        if later.0 == earlier.0 {
+            earlier.1 = std::mem::take(&mut later.1);
+            true
+        } else {
+            false
+        }
+    });
+}
+
+/// An emptied vector with the same allocation, for elements of another
+/// lifetime: the row loop's label buffer outlives each row's borrows.
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
+}
+
+/// A sample: its time, value and the line's bytes.
+type Sample = (i64, f64, f64);
+
+/// The series of one extraction, each with its samples: found by the
+/// row's borrowed labels, owned only when a series is new, and handed out
+/// in label order (so later float sums are the same on every run).
+#[derive(Default)]
+struct SeriesIndex {
+    /// Hash of a label set → the series with that hash.
+    by_hash: HashMap<u64, Vec<usize>, foldhash::fast::FixedState>,
+    series: Vec<(Labels, Vec<Sample>)>,
+}
+
+impl SeriesIndex {
+    /// The samples of the series `labels` names (sorted, one per name).
+    fn samples(&mut self, labels: &[(Cow<'_, str>, Cow<'_, str>)]) -> &mut Vec<Sample> {
+        use std::hash::{BuildHasher as _, Hash as _, Hasher as _};
+        let mut h = self.by_hash.hasher().build_hasher();
+        for (n, v) in labels {
+            n.as_ref().hash(&mut h);
+            v.as_ref().hash(&mut h);
+        }
+        let same = |owned: &Labels| {
+            owned.len() == labels.len()
+                && owned
+                    .iter()
+                    .zip(labels)
+                    .all(|((a, b), (n, v))| a == n && b == v)
+        };
+        let candidates = self.by_hash.entry(h.finish()).or_default();
+        let i = match candidates.iter().find(|&&i| same(&self.series[i].0)) {
+            Some(&i) => i,
+            None => {
+                let owned = labels
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), v.to_string()))
+                    .collect();
+                self.series.push((owned, Vec::new()));
+                candidates.push(self.series.len() - 1);
+                self.series.len() - 1
+            }
+        };
+        &mut self.series[i].1
+    }
+
+    /// The series in label order.
+    fn into_sorted(mut self) -> Vec<(Labels, Vec<Sample>)> {
+        self.series.sort_by(|a, b| a.0.cmp(&b.0));
+        self.series
+    }
 }
 
 /// The `__error__` matchers after `unwrap`, compiled once per query (a
@@ -397,6 +476,46 @@ mod tests {
             query_stages: &r.range.log.pipeline,
             discovery: &OFF,
         }
+    }
+
+    /// A row finds the series of an equal label set, whichever row made
+    /// it; series come out in label order, as a map keyed by labels gives.
+    #[test]
+    fn series_are_found_by_borrowed_labels_and_handed_out_in_label_order() {
+        let mut idx = SeriesIndex::default();
+        let l = |pairs: &[(&'static str, &'static str)]| -> Vec<(Cow<'static, str>, Cow<'static, str>)> {
+            pairs
+                .iter()
+                .map(|&(n, v)| (Cow::Borrowed(n), Cow::Borrowed(v)))
+                .collect()
+        };
+        idx.samples(&l(&[("b", "1")])).push((1, 1.0, 0.0));
+        idx.samples(&l(&[("a", "2"), ("c", "")]))
+            .push((2, 1.0, 0.0));
+        let owned = String::from("1");
+        idx.samples(&[(Cow::Borrowed("b"), Cow::Owned(owned))])
+            .push((3, 1.0, 0.0));
+        idx.samples(&l(&[("a", "2")])).push((4, 1.0, 0.0));
+        idx.samples(&[]).push((5, 1.0, 0.0));
+        let out = idx.into_sorted();
+        let got: Vec<(Labels, Vec<i64>)> = out
+            .into_iter()
+            .map(|(l, s)| (l, s.iter().map(|x| x.0).collect()))
+            .collect();
+        let labels = |p: &[(&str, &str)]| -> Labels {
+            p.iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        assert_eq!(
+            got,
+            vec![
+                (labels(&[]), vec![5]),
+                (labels(&[("a", "2")]), vec![4]),
+                (labels(&[("a", "2"), ("c", "")]), vec![2]),
+                (labels(&[("b", "1")]), vec![1, 3]),
+            ]
+        );
     }
 
     const BODY: &str = concat!(

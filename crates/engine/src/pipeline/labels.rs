@@ -292,8 +292,10 @@ impl LabelsBuilder {
     }
 
     /// Every label with its category, unsorted, as Loki's `UnsortedLabels`
-    /// then `LabelsResult` categorise them (error labels are parsed).
-    pub fn for_each(&self, mut f: impl FnMut(&str, &str, Category)) {
+    /// then `LabelsResult` categorise them (error labels are parsed). The
+    /// names and values are borrowed from the builder, so a caller may keep
+    /// them until it next changes the builder.
+    pub fn for_each<'s>(&'s self, mut f: impl FnMut(&'s str, &'s str, Category)) {
         let meta = &self.add[Category::Metadata as usize];
         let parsed = &self.add[Category::Parsed as usize];
         let stream_add = &self.add[Category::Stream as usize];
