@@ -54,6 +54,7 @@ pub mod metric;
 pub mod ndjson;
 pub mod page;
 pub mod pipeline;
+mod recycle;
 pub mod tie;
 pub mod work;
 

@@ -15,6 +15,7 @@ use crate::encode::pipeline::{Entries, Processed};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows, Source};
 use crate::pipeline::Pipeline;
+use crate::recycle::recycle;
 use crate::tie::{TENANT_LABEL, order_key, stream_hash};
 use crate::work::Stop;
 
@@ -84,6 +85,8 @@ pub fn eval_page(
         let s = &streams[of_row[i] as usize];
         order_key(p.direction, rows.rows[i].time_ns, s.hash, &s.tenant)
     });
+    // Each row's metadata, in one allocation reused across rows.
+    let mut meta_buf: Vec<(std::borrow::Cow<'static, str>, &'static str)> = Vec::new();
     let boundary = (n >= want)
         .then(|| order.last().map(|&i| rows.rows[i].time_ns))
         .flatten();
@@ -106,7 +109,8 @@ pub fn eval_page(
         let meta = fields
             .iter()
             .filter(|(k, _)| !is_stream_copy(raw_stream, k));
-        let mut meta_names: Vec<(std::borrow::Cow<'_, str>, &str)> = Vec::new();
+        let mut meta_names: Vec<(std::borrow::Cow<'_, str>, &str)> =
+            recycle(std::mem::take(&mut meta_buf));
         let meta = meta.map(|&(k, v)| {
             processed.bytes += (k.len() + v.len()) as u64;
             processed.metadata_bytes += (k.len() + v.len()) as u64;
@@ -122,6 +126,7 @@ pub fn eval_page(
             stream.iter().map(|(k, v)| (k.as_str(), v.as_str())),
             meta_names.iter().map(|(k, v)| (k.as_ref(), *v)),
         );
+        meta_buf = recycle(meta_names);
         if kept {
             entries.capture(hash, row.time_ns, pipeline.line(), pipeline.labels());
             if entries.len() >= p.limit {

@@ -35,6 +35,7 @@ use crate::answer::{LogAnswer, LogStats, encode::write_streams};
 use crate::direction::Direction;
 pub use crate::ndjson::DecodeError;
 use crate::ndjson::{Decoder, Row, Rows, Source};
+use crate::recycle::recycle;
 use crate::tie::order_key;
 use entry_names::EntryNames;
 use labels::{StreamInfo, entry_labels, intern_key, merge_labels, parse_streams, write_label_key};
@@ -447,14 +448,6 @@ impl StreamsEncoder {
 /// A rough output size, to reserve once.
 fn ndjson_estimate(rows: &Rows<'_>) -> usize {
     rows.rows.iter().map(|r| r.msg.len() + 32).sum()
-}
-
-/// Reuses a vector's allocation for a type of the same layout (here: the
-/// same type with a different lifetime). The standard library collects a
-/// `vec::IntoIter` adapter in place, so no allocation happens.
-fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
-    v.clear();
-    v.into_iter().filter_map(|_| None).collect()
 }
 
 #[cfg(test)]

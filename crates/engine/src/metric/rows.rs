@@ -24,6 +24,7 @@ use crate::pipeline::Pipeline;
 use crate::pipeline::hints::{Hints, MetricGrouping};
 use crate::pipeline::label_filter::StrMatcher;
 use crate::pipeline::labels::{ERROR, ERROR_DETAILS, PRESERVE_ERROR};
+use crate::recycle::recycle;
 use crate::work::Stop;
 
 /// What to extract from each entry.
@@ -138,6 +139,8 @@ pub fn extract(
     let mut series = SeriesIndex::default();
     // The row's labels, borrowed from the pipelines (its allocation reused).
     let mut scratch: Vec<(Cow<'static, str>, Cow<'static, str>)> = Vec::new();
+    // The row's metadata, likewise.
+    let mut meta_buf: Vec<(Cow<'static, str>, &'static str)> = Vec::new();
     let mut first_error: Option<(i64, String, String)> = None;
     // Loki-named stream labels (with a derived `service_name`), once per stream.
     // And whether the stream was ingested as OTLP (`crate::discovery::otel`).
@@ -165,7 +168,7 @@ pub fn extract(
             }
         };
         let fields = rows.fields_of(row);
-        let mut meta: Vec<(Cow<'_, str>, &str)> = Vec::with_capacity(fields.len());
+        let mut meta: Vec<(Cow<'_, str>, &str)> = recycle(std::mem::take(&mut meta_buf));
         crate::discovery::otel::push_metadata(
             otlp,
             fields.iter().copied().filter(|(n, _)| {
@@ -184,6 +187,7 @@ pub fn extract(
             stream.iter().map(|(n, v)| (n.as_str(), v.as_str())),
             meta.iter().map(|(n, v)| (n.as_ref(), *v)),
         );
+        meta_buf = recycle(meta);
         if !kept {
             continue;
         }
@@ -346,13 +350,6 @@ fn sort_labels(labels: &mut Vec<(Cow<'_, str>, Cow<'_, str>)>) {
             false
         }
     });
-}
-
-/// An emptied vector with the same allocation, for elements of another
-/// lifetime: the row loop's label buffer outlives each row's borrows.
-fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
-    v.clear();
-    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// A sample: its time, value and the line's bytes.
