@@ -265,11 +265,7 @@ fn rows(c: &mut Criterion) {
         };
         let ex = Extract {
             op: r.op,
-            unwrap: r
-                .range
-                .unwrap
-                .as_ref()
-                .map(|u| (u.label.as_str(), u.conversion)),
+            unwrap: r.range.unwrap.as_ref().map(logql_parser::Unwrap::target),
             grouping: r.grouping.as_ref(),
             windows: None,
             hint: match &r.grouping {

@@ -291,6 +291,14 @@ pub struct Unwrap {
     pub post_filters: Vec<LabelFilter>,
 }
 
+impl Unwrap {
+    /// The label read and how it converts: what a sample extractor needs
+    /// of the `unwrap`.
+    pub fn target(&self) -> (&str, UnwrapConversion) {
+        (self.label.as_str(), self.conversion)
+    }
+}
+
 /// The conversion applied by `unwrap`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UnwrapConversion {

@@ -18,6 +18,7 @@ use super::buckets::{BucketSeries, Stats};
 use super::error::EngineError;
 use super::grid::Grid;
 use super::raw::RawSeries;
+use super::series::sort_dedup;
 use crate::discovery::stream::{with_detected_level, with_service_name};
 use crate::labels::{parse_stream, sanitize_label_name};
 use crate::ndjson::{Decoder, Rows, Source};
@@ -259,7 +260,7 @@ pub fn extract(
                 labels.retain(|(n, _)| n != label);
             }
         }
-        sort_labels(&mut labels);
+        sort_dedup(&mut labels);
         let preserved = labels
             .iter()
             .any(|(n, v)| n == PRESERVE_ERROR && v == "true");
@@ -340,20 +341,6 @@ fn has_error(labels: &[(Cow<'_, str>, Cow<'_, str>)]) -> bool {
     labels.iter().any(|(n, _)| n == ERROR)
 }
 
-/// Sorts labels by name (stably) and keeps one per name, with the value
-/// that came last, as [`super::series::sorted`] does for owned labels.
-fn sort_labels(labels: &mut Vec<(Cow<'_, str>, Cow<'_, str>)>) {
-    labels.sort_by(|a, b| a.0.cmp(&b.0));
-    labels.dedup_by(|later, earlier| {
-        if later.0 == earlier.0 {
-            earlier.1 = std::mem::take(&mut later.1);
-            true
-        } else {
-            false
-        }
-    });
-}
-
 /// The `__error__` matchers after `unwrap`, compiled once per query (a
 /// regex matcher holds its compiled regex): they read the conversion error
 /// the proxy sets itself, on every sample.
@@ -413,11 +400,7 @@ mod tests {
     fn plain(r: &logql_parser::RangeAggregation) -> Extract<'_> {
         Extract {
             op: r.op,
-            unwrap: r
-                .range
-                .unwrap
-                .as_ref()
-                .map(|u| (u.label.as_str(), u.conversion)),
+            unwrap: r.range.unwrap.as_ref().map(logql_parser::Unwrap::target),
             grouping: None,
             windows: None,
             hint: MetricGrouping::All,
@@ -643,7 +626,7 @@ mod tests {
         let groups = vec!["app".to_owned()];
         let ex = Extract {
             op: r.op,
-            unwrap: Some((u.label.as_str(), u.conversion)),
+            unwrap: Some(u.target()),
             grouping: None,
             windows: None,
             hint: MetricGrouping::By(&groups),

@@ -67,6 +67,13 @@ pub fn normalize(mut labels: Labels) -> Labels {
 /// `json a="x.y"` path, an unmatched `regexp` group) stays in Loki's series
 /// (`{method=""}`), unlike an absent VictoriaLogs field.
 pub fn sorted(mut labels: Labels) -> Labels {
+    sort_dedup(&mut labels);
+    labels
+}
+
+/// [`sorted`] in place, for labels owned or borrowed: sorted by name
+/// (stably), one per name, with the value that came last.
+pub fn sort_dedup<N: Ord, V: Default>(labels: &mut Vec<(N, V)>) {
     labels.sort_by(|a, b| a.0.cmp(&b.0));
     labels.dedup_by(|later, earlier| {
         if later.0 == earlier.0 {
@@ -76,7 +83,6 @@ pub fn sorted(mut labels: Labels) -> Labels {
             false
         }
     });
-    labels
 }
 
 /// Samples of `m` regrouped by step: `out[step]` lists `(series index, value)`.

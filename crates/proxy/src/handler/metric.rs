@@ -526,7 +526,7 @@ async fn fetch_rows(
         };
         let ex = rows::Extract {
             op: r.op,
-            unwrap: unwrap.map(|u| (u.label.as_str(), u.conversion)),
+            unwrap: unwrap.map(logql_parser::Unwrap::target),
             grouping: r.grouping.as_ref().or(injected.as_ref()),
             windows: Some((grid, range, offset)),
             // Loki builds parser hints from the range aggregation's grouping,
