@@ -195,110 +195,109 @@ pub fn extract(
             continue;
         }
         let mut labels: Vec<(Cow<'_, str>, Cow<'_, str>)> = recycle(std::mem::take(&mut scratch));
-        let lbs = pipeline.labels();
-        lbs.for_each(|n, v, _| labels.push((Cow::Borrowed(n), Cow::Borrowed(v))));
-        let err = lbs.err();
-        if !err.is_empty() {
-            labels.push((Cow::Borrowed(ERROR), Cow::Borrowed(err)));
-            let d = lbs.err_details();
-            if !d.is_empty() {
-                labels.push((Cow::Borrowed(ERROR_DETAILS), Cow::Borrowed(d)));
+        // Every way out of the row gives the buffer back (`break 'row`).
+        'row: {
+            let lbs = pipeline.labels();
+            lbs.for_each(|n, v, _| labels.push((Cow::Borrowed(n), Cow::Borrowed(v))));
+            let err = lbs.err();
+            if !err.is_empty() {
+                labels.push((Cow::Borrowed(ERROR), Cow::Borrowed(err)));
+                let d = lbs.err_details();
+                if !d.is_empty() {
+                    labels.push((Cow::Borrowed(ERROR_DETAILS), Cow::Borrowed(d)));
+                }
             }
-        }
-        let bytes = pipeline.line().len() as f64;
-        let mut value = 1.0;
-        if let Some((label, conv)) = ex.unwrap {
-            let text = labels
-                .iter()
-                .find(|(n, _)| n == label)
-                .map_or("", |(_, v)| v.as_ref());
-            if text.is_empty() {
-                scratch = recycle(labels);
-                continue;
-            }
-            match convert(text, conv) {
-                Ok(v) => value = v,
-                Err(details) => {
-                    if !has_error(&labels) {
-                        labels.push((Cow::Borrowed(ERROR), Cow::Borrowed("SampleExtractionErr")));
-                        labels.push((Cow::Borrowed(ERROR_DETAILS), Cow::Owned(details)));
+            let bytes = pipeline.line().len() as f64;
+            let mut value = 1.0;
+            if let Some((label, conv)) = ex.unwrap {
+                let text = labels
+                    .iter()
+                    .find(|(n, _)| n == label)
+                    .map_or("", |(_, v)| v.as_ref());
+                if text.is_empty() {
+                    break 'row;
+                }
+                match convert(text, conv) {
+                    Ok(v) => value = v,
+                    Err(details) => {
+                        if !has_error(&labels) {
+                            labels
+                                .push((Cow::Borrowed(ERROR), Cow::Borrowed("SampleExtractionErr")));
+                            labels.push((Cow::Borrowed(ERROR_DETAILS), Cow::Owned(details)));
+                        }
+                        value = 0.0;
                     }
-                    value = 0.0;
+                }
+                let err_now = labels
+                    .iter()
+                    .find(|(n, _)| n == ERROR)
+                    .map_or("", |(_, v)| v.as_ref());
+                if !err_filters.keep(err_now) {
+                    break 'row;
+                }
+                if !post_stages.is_empty() {
+                    let kept = post_pipeline.process(
+                        row.time_ns,
+                        pipeline.line(),
+                        labels.iter().map(|(n, v)| (n.as_ref(), v.as_ref())),
+                        std::iter::empty(),
+                    );
+                    labels.clear();
+                    if !kept {
+                        break 'row;
+                    }
+                    let post = post_pipeline.labels();
+                    post.for_each(|n, v, _| labels.push((Cow::Borrowed(n), Cow::Borrowed(v))));
+                    let err = post.err();
+                    if !err.is_empty() && !has_error(&labels) {
+                        labels.push((Cow::Borrowed(ERROR), Cow::Borrowed(err)));
+                    }
+                }
+                // Post-unwrap filters see the unwrapped label (Loki keeps it in
+                // the builder); the sample's series does not carry it, unless
+                // the sample failed (Loki names the whole label set then).
+                if !has_error(&labels) {
+                    labels.retain(|(n, _)| n != label);
                 }
             }
-            let err_now = labels
+            sort_dedup(&mut labels);
+            let preserved = labels
                 .iter()
-                .find(|(n, _)| n == ERROR)
-                .map_or("", |(_, v)| v.as_ref());
-            if !err_filters.keep(err_now) {
-                scratch = recycle(labels);
-                continue;
+                .any(|(n, v)| n == PRESERVE_ERROR && v == "true");
+            if preserved {
+                // Loki keeps an error asked for (`by (__error__)`, an
+                // `__error__` filter) as a series with every label: grouping
+                // does not apply to an entry with an error.
+                series.samples(&labels).push((row.time_ns, value, bytes));
+                break 'row;
             }
-            if !post_stages.is_empty() {
-                let kept = post_pipeline.process(
-                    row.time_ns,
-                    pipeline.line(),
-                    labels.iter().map(|(n, v)| (n.as_ref(), v.as_ref())),
-                    std::iter::empty(),
-                );
-                labels.clear();
-                if !kept {
-                    scratch = recycle(labels);
-                    continue;
+            if let Some(e) = labels.iter().find(|(n, _)| n == ERROR).map(|(_, e)| e) {
+                // Loki fails at the first step whose window holds an error
+                // sample, naming one of that window's error series: the
+                // earliest sample's here (Loki's pick among several is its map
+                // order, which varies run to run).
+                let counted = ex
+                    .windows
+                    .is_none_or(|(g, range, offset)| in_window(&g, range, offset, row.time_ns));
+                if counted && first_error.as_ref().is_none_or(|f| row.time_ns < f.0) {
+                    let mut text = Vec::new();
+                    crate::labels::write_label_string(
+                        &mut text,
+                        labels.iter().map(|(n, v)| (n.as_ref(), v.as_ref())),
+                    );
+                    first_error = Some((
+                        row.time_ns,
+                        e.to_string(),
+                        String::from_utf8_lossy(&text).into_owned(),
+                    ));
                 }
-                let post = post_pipeline.labels();
-                post.for_each(|n, v, _| labels.push((Cow::Borrowed(n), Cow::Borrowed(v))));
-                let err = post.err();
-                if !err.is_empty() && !has_error(&labels) {
-                    labels.push((Cow::Borrowed(ERROR), Cow::Borrowed(err)));
-                }
+                break 'row;
             }
-            // Post-unwrap filters see the unwrapped label (Loki keeps it in
-            // the builder); the sample's series does not carry it, unless
-            // the sample failed (Loki names the whole label set then).
-            if !has_error(&labels) {
-                labels.retain(|(n, _)| n != label);
+            if let Some(g) = ex.grouping {
+                labels.retain(|(n, _)| g.labels.iter().any(|l| l == n) != g.without);
             }
-        }
-        sort_dedup(&mut labels);
-        let preserved = labels
-            .iter()
-            .any(|(n, v)| n == PRESERVE_ERROR && v == "true");
-        if preserved {
-            // Loki keeps an error asked for (`by (__error__)`, an
-            // `__error__` filter) as a series with every label: grouping
-            // does not apply to an entry with an error.
             series.samples(&labels).push((row.time_ns, value, bytes));
-            scratch = recycle(labels);
-            continue;
         }
-        if let Some(e) = labels.iter().find(|(n, _)| n == ERROR).map(|(_, e)| e) {
-            // Loki fails at the first step whose window holds an error
-            // sample, naming one of that window's error series: the
-            // earliest sample's here (Loki's pick among several is its map
-            // order, which varies run to run).
-            let counted = ex
-                .windows
-                .is_none_or(|(g, range, offset)| in_window(&g, range, offset, row.time_ns));
-            if counted && first_error.as_ref().is_none_or(|f| row.time_ns < f.0) {
-                let mut text = Vec::new();
-                crate::labels::write_label_string(
-                    &mut text,
-                    labels.iter().map(|(n, v)| (n.as_ref(), v.as_ref())),
-                );
-                first_error = Some((
-                    row.time_ns,
-                    e.to_string(),
-                    String::from_utf8_lossy(&text).into_owned(),
-                ));
-            }
-            scratch = recycle(labels);
-            continue;
-        }
-        if let Some(g) = ex.grouping {
-            labels.retain(|(n, _)| g.labels.iter().any(|l| l == n) != g.without);
-        }
-        series.samples(&labels).push((row.time_ns, value, bytes));
         scratch = recycle(labels);
     }
     if let Some((_, err, series)) = first_error {
